@@ -1,0 +1,305 @@
+package io.redlease.core;
+
+import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Immutable settings of one {@link Elector}: the election name, the lease timings, the instance id
+ * and the observers.
+ *
+ * <p>Built with {@link #builder(String)}. {@link Builder#build()} applies the Go library's rules in
+ * its order and with its messages: a zero duration means "use the default", a negative one is
+ * rejected, the time to live is truncated to whole milliseconds and must be at least 100 ms, the
+ * renew interval at most half of it, the acquire interval below it, and both intervals at least 1
+ * ms. Defaults: time to live 5 s, renew interval a third of it, acquire interval half of it.
+ *
+ * <p>All instances that contend for one leadership use the same {@link #name()}. The Redis keys are
+ * {@code <name>:leader}, {@code <name>:fence} and {@code <name>:fence:applied}; on Redis Cluster
+ * the name must contain a hash tag such as {@code {report-builder}}.
+ */
+public final class ElectorConfig {
+
+    /** Time to live of the lease when none is set: 5 seconds. */
+    public static final Duration DEFAULT_TTL = Duration.ofSeconds(5);
+
+    static final Duration MIN_TTL = Duration.ofMillis(100);
+
+    static final Duration MIN_INTERVAL = Duration.ofMillis(1);
+
+    private final String name;
+
+    private final Duration ttl;
+
+    private final Duration renewInterval;
+
+    private final Duration acquireInterval;
+
+    private final String instanceId;
+
+    private final List<Observer> observers;
+
+    private final boolean leaseAwareScheduling;
+
+    private final LongSupplier clock;
+
+    private ElectorConfig(Builder builder, Duration ttl, Duration renew, Duration acquire) {
+        this.name = builder.name;
+        this.ttl = ttl;
+        this.renewInterval = renew;
+        this.acquireInterval = acquire;
+        this.instanceId = builder.instanceId.isEmpty() ? generateInstanceId() : builder.instanceId;
+        this.observers = List.copyOf(builder.observers);
+        this.leaseAwareScheduling = builder.leaseAwareScheduling;
+        this.clock = builder.clock;
+    }
+
+    /**
+     * Starts a builder for an election with the given name.
+     *
+     * @param name the election name shared by all contending instances; must not be empty
+     * @return a new builder
+     */
+    public static Builder builder(String name) {
+        return new Builder(name);
+    }
+
+    /** Returns the election name, from which all Redis keys derive. */
+    public String name() {
+        return name;
+    }
+
+    /** Returns the lease time to live, in whole milliseconds. */
+    public Duration ttl() {
+        return ttl;
+    }
+
+    /** Returns how often the leader renews its lease. */
+    public Duration renewInterval() {
+        return renewInterval;
+    }
+
+    /** Returns how often a follower tries to acquire the lease. */
+    public Duration acquireInterval() {
+        return acquireInterval;
+    }
+
+    /** Returns the id this instance writes into the lease; unique among live instances. */
+    public String instanceId() {
+        return instanceId;
+    }
+
+    /** Returns the observers, in the order they are notified. */
+    public List<Observer> observers() {
+        return observers;
+    }
+
+    /**
+     * Returns whether a follower schedules its next attempt for the moment the holder's lease
+     * lapses, when that comes before the next acquire interval.
+     */
+    public boolean leaseAwareScheduling() {
+        return leaseAwareScheduling;
+    }
+
+    /**
+     * Returns how long an acquire attempt may take: min(acquire interval, ttl - renew interval).
+     */
+    Duration acquireTimeout() {
+        Duration rest = ttl.minus(renewInterval);
+        return acquireInterval.compareTo(rest) < 0 ? acquireInterval : rest;
+    }
+
+    LongSupplier clock() {
+        return clock;
+    }
+
+    /** Returns a builder preset with this configuration. */
+    public Builder toBuilder() {
+        Builder builder = new Builder(name);
+        builder.ttl = ttl;
+        builder.renewInterval = renewInterval;
+        builder.acquireInterval = acquireInterval;
+        builder.instanceId = instanceId;
+        builder.observers.addAll(observers);
+        builder.leaseAwareScheduling = leaseAwareScheduling;
+        builder.clock = clock;
+        return builder;
+    }
+
+    @Override
+    public String toString() {
+        return "ElectorConfig[name="
+                + name
+                + ", ttl="
+                + ttl
+                + ", renewInterval="
+                + renewInterval
+                + ", acquireInterval="
+                + acquireInterval
+                + ", instanceId="
+                + instanceId
+                + "]";
+    }
+
+    static String generateInstanceId() {
+        byte[] random = new byte[8];
+        new SecureRandom().nextBytes(random);
+        String hex = HexFormat.of().formatHex(random);
+        String host = hostName();
+        return host.isEmpty() ? hex : host + "-" + hex;
+    }
+
+    private static String hostName() {
+        String env = System.getenv("HOSTNAME");
+        if (env != null && !env.isBlank()) {
+            return env.trim();
+        }
+        try {
+            Path kernel = Path.of("/proc/sys/kernel/hostname");
+            if (Files.isReadable(kernel)) {
+                return Files.readString(kernel, StandardCharsets.UTF_8).trim();
+            }
+            return InetAddress.getLocalHost().getHostName().toLowerCase(Locale.ROOT);
+        } catch (Exception ex) {
+            return "";
+        }
+    }
+
+    /** Mutable builder of {@link ElectorConfig}; not thread-safe. */
+    public static final class Builder {
+
+        private final String name;
+
+        private Duration ttl = Duration.ZERO;
+
+        private Duration renewInterval = Duration.ZERO;
+
+        private Duration acquireInterval = Duration.ZERO;
+
+        private String instanceId = "";
+
+        private final List<Observer> observers = new ArrayList<>();
+
+        private boolean leaseAwareScheduling = true;
+
+        private LongSupplier clock = System::nanoTime;
+
+        private Builder(@Nullable String name) {
+            this.name = name == null ? "" : name;
+        }
+
+        /**
+         * Sets how long the lease lives without renewal; zero means {@link #DEFAULT_TTL}. A shorter
+         * time to live fails over faster and tolerates shorter pauses. It is truncated to whole
+         * milliseconds and must be at least 100 ms.
+         */
+        public Builder ttl(Duration ttl) {
+            this.ttl = required(ttl, "ttl");
+            return this;
+        }
+
+        /**
+         * Sets how often the leader renews; zero means a third of the time to live. Must be at
+         * least 1 ms and at most half the time to live.
+         */
+        public Builder renewInterval(Duration renewInterval) {
+            this.renewInterval = required(renewInterval, "renewInterval");
+            return this;
+        }
+
+        /**
+         * Sets how often a follower tries to acquire; zero means half the time to live. Must be at
+         * least 1 ms and less than the time to live.
+         */
+        public Builder acquireInterval(Duration acquireInterval) {
+            this.acquireInterval = required(acquireInterval, "acquireInterval");
+            return this;
+        }
+
+        /**
+         * Sets the id written into the lease; empty means {@code <host>-<16 hex digits>}. It must
+         * be unique among live instances: two live instances sharing an id take the lease over from
+         * each other and both lead.
+         */
+        public Builder instanceId(String instanceId) {
+            this.instanceId = required(instanceId, "instanceId");
+            return this;
+        }
+
+        /** Adds an observer; observers are notified in the order they were added. */
+        public Builder observer(Observer observer) {
+            this.observers.add(required(observer, "observer"));
+            return this;
+        }
+
+        /**
+         * Sets whether a follower that learns the holder's remaining lease time tries again when it
+         * lapses rather than a whole acquire interval later; true by default. False gives the Go
+         * library's fixed polling.
+         */
+        public Builder leaseAwareScheduling(boolean leaseAwareScheduling) {
+            this.leaseAwareScheduling = leaseAwareScheduling;
+            return this;
+        }
+
+        /** Replaces the monotonic clock, in nanoseconds; for tests that skew time. */
+        Builder clock(LongSupplier clock) {
+            this.clock = required(clock, "clock");
+            return this;
+        }
+
+        /**
+         * Validates the settings and builds the configuration.
+         *
+         * @throws IllegalArgumentException naming the first rule broken, in the Go library's order
+         *     and words
+         */
+        public ElectorConfig build() {
+            if (name.isEmpty()) {
+                throw new IllegalArgumentException("redlease: empty Name");
+            }
+            if (ttl.isNegative() || renewInterval.isNegative() || acquireInterval.isNegative()) {
+                throw new IllegalArgumentException("redlease: negative durations are not valid");
+            }
+            Duration ttl =
+                    Duration.ofMillis((this.ttl.isZero() ? DEFAULT_TTL : this.ttl).toMillis());
+            if (ttl.compareTo(MIN_TTL) < 0) {
+                throw new IllegalArgumentException("redlease: TTL must be at least 100ms");
+            }
+            Duration renew = renewInterval.isZero() ? ttl.dividedBy(3) : renewInterval;
+            Duration acquire = acquireInterval.isZero() ? ttl.dividedBy(2) : acquireInterval;
+            if (renew.compareTo(ttl.dividedBy(2)) > 0) {
+                throw new IllegalArgumentException("redlease: RenewInterval must be at most TTL/2");
+            }
+            if (acquire.compareTo(ttl) >= 0) {
+                throw new IllegalArgumentException(
+                        "redlease: AcquireInterval must be less than TTL");
+            }
+            if (renew.compareTo(MIN_INTERVAL) < 0) {
+                throw new IllegalArgumentException("redlease: RenewInterval must be at least 1ms");
+            }
+            if (acquire.compareTo(MIN_INTERVAL) < 0) {
+                throw new IllegalArgumentException(
+                        "redlease: AcquireInterval must be at least 1ms");
+            }
+            return new ElectorConfig(this, ttl, renew, acquire);
+        }
+
+        private static <T> T required(@Nullable T value, String argument) {
+            if (value == null) {
+                throw new IllegalArgumentException("redlease: " + argument + " must not be null");
+            }
+            return value;
+        }
+    }
+}

@@ -1,0 +1,91 @@
+package io.redlease.core;
+
+import java.util.List;
+
+/**
+ * Callbacks for an elector's role transitions and handled errors.
+ *
+ * <p>Every method has a no-op default, so an observer overrides only what it needs. The role and
+ * error callbacks of one elector are invoked one at a time, in order, on that elector's loop
+ * thread: never concurrently with each other. They must return quickly: a slow callback delays the
+ * elector's renewals, and the loop thread is shared with other electors. {@link #onFencedWrite} is
+ * the exception: it runs on the thread that made the write.
+ *
+ * <p>Per term the order is {@code onElected → onError(RENEW)* → onError(RELEASE)? → onSteppedDown};
+ * between terms, {@code onError(ACQUIRE)*} and at most one {@code onFollower} per transition into
+ * the follower role. An observer that throws is logged at WARN and does not disturb the election or
+ * the other observers.
+ */
+public interface Observer {
+
+    /**
+     * Called once per won term, before the leader task starts and before the first renewal.
+     *
+     * @param token the term's fencing token, greater than every earlier term's
+     */
+    default void onElected(long token) {}
+
+    /**
+     * Called once per term after it ended: after the leader task returned and the lease was
+     * released (or the release failed and was reported). Also called on the final step-down when
+     * the elector stops. The default calls {@link #onSteppedDown()}.
+     *
+     * @param reason why the term ended
+     */
+    default void onSteppedDown(StepDownReason reason) {
+        onSteppedDown();
+    }
+
+    /** Called once per term after it ended; see {@link #onSteppedDown(StepDownReason)}. */
+    default void onSteppedDown() {}
+
+    /**
+     * Called when an acquire attempt finds the lease held by another instance: once after the
+     * elector starts and again only after a term this instance won.
+     */
+    default void onFollower() {}
+
+    /**
+     * Called for an error the elector handled: a failed or timed-out acquire, renewal or release,
+     * or a leader task that threw. The default calls {@link #onError(Throwable)}.
+     *
+     * @param operation what failed
+     * @param error the failure; Redis failures are Spring {@code DataAccessException}s, a round
+     *     trip the elector stopped waiting for is a {@code QueryTimeoutException}
+     */
+    default void onError(Operation operation, Throwable error) {
+        onError(error);
+    }
+
+    /** Called for an error the elector handled; see {@link #onError(Operation, Throwable)}. */
+    default void onError(Throwable error) {}
+
+    /**
+     * Called after each fenced write that reached a verdict, on the writing thread.
+     *
+     * @param applied whether the write was applied; false means the token was stale
+     */
+    default void onFencedWrite(boolean applied) {}
+
+    /**
+     * Combines observers into one that notifies each in turn, isolating their failures.
+     *
+     * @param observers the observers, in notification order
+     * @return the combined observer
+     */
+    static Observer composite(List<? extends Observer> observers) {
+        return new CompositeObserver(List.copyOf(observers));
+    }
+
+    /** What an elector was doing when an error occurred. */
+    enum Operation {
+        /** Trying to win the lease. */
+        ACQUIRE,
+        /** Extending the lease as leader. */
+        RENEW,
+        /** Deleting the lease after a term. */
+        RELEASE,
+        /** Running the leader task, which threw. */
+        TASK
+    }
+}

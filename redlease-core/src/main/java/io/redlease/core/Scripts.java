@@ -1,0 +1,59 @@
+package io.redlease.core;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.springframework.data.redis.core.script.RedisScript;
+
+/**
+ * The Lua scripts that define the wire protocol, loaded once from {@code .lua} resources.
+ *
+ * <p>Keys and semantics match the Go library, so Go and Java instances can contend for the same
+ * name; the script texts are our own.
+ */
+final class Scripts {
+
+    /** Placeholder in {@code fence.lua} that a fenced write's own Lua replaces. */
+    private static final String WRITE_PLACEHOLDER = "--[[write]]";
+
+    private static final String FENCE_TEMPLATE = load("fence.lua");
+
+    @SuppressWarnings("unchecked")
+    private static final Class<List<Object>> LIST = (Class<List<Object>>) (Class<?>) List.class;
+
+    static final RedisScript<List<Object>> ACQUIRE = RedisScript.of(load("acquire.lua"), LIST);
+
+    static final RedisScript<Long> RENEW = RedisScript.of(load("renew.lua"), Long.class);
+
+    static final RedisScript<Long> RELEASE = RedisScript.of(load("release.lua"), Long.class);
+
+    static final RedisScript<Long> FENCE_SET = fenced("redis.call('SET', KEYS[2], ARGV[2])");
+
+    static final RedisScript<Long> FENCE_HSET =
+            fenced("redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])");
+
+    private Scripts() {}
+
+    /**
+     * Wraps a write in the fence: the token check before it, the mark advance after it.
+     *
+     * <p>The write runs inside a Lua function, so a {@code return} in it ends only the write and
+     * the mark still advances: the fence's epilogue cannot be skipped.
+     */
+    static RedisScript<Long> fenced(String write) {
+        return RedisScript.of(FENCE_TEMPLATE.replace(WRITE_PLACEHOLDER, write), Long.class);
+    }
+
+    private static String load(String name) {
+        try (InputStream in = Scripts.class.getResourceAsStream(name)) {
+            if (in == null) {
+                throw new IllegalStateException("redlease: script resource missing: " + name);
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException ex) {
+            throw new UncheckedIOException("redlease: cannot read script " + name, ex);
+        }
+    }
+}

@@ -1,0 +1,165 @@
+package io.redlease.core;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One leadership term of an {@link Elector}: its fencing token, a {@link Fencer} for it, and
+ * whether it is still active.
+ *
+ * <p>A term is active from its election until it ends (lease lost or not renewed in time, task
+ * returned or threw, resignation, elector stopped). When it ends, every thread running work for it
+ * (the {@link LeaderTask}'s thread, and a {@code @LeaderOnly} call in progress) is interrupted.
+ * Being active is advisory: the lease may lapse at Redis a moment before this instance notices,
+ * which is why writes go through the {@link #fencer()}.
+ */
+public final class Term {
+
+    private final Elector elector;
+
+    private final long token;
+
+    private final Fencer fencer;
+
+    private final CountDownLatch ended = new CountDownLatch(1);
+
+    private final List<Thread> boundThreads = new ArrayList<>(2);
+
+    private final LongSupplier clock;
+
+    private volatile @Nullable StepDownReason endReason;
+
+    /** Local step-down deadline: time to live after the last successful renewal's send time. */
+    private volatile long deadline;
+
+    private volatile long renewals;
+
+    Term(Elector elector, long token, LongSupplier clock, long deadline) {
+        this.elector = elector;
+        this.token = token;
+        this.fencer = new Fencer(elector, token);
+        this.clock = clock;
+        this.deadline = deadline;
+    }
+
+    /** Returns the term's fencing token, greater than every earlier term's. */
+    public long token() {
+        return token;
+    }
+
+    /** Returns a fencer bound to this term's token. */
+    public Fencer fencer() {
+        return fencer;
+    }
+
+    /** Returns the elector that won this term. */
+    public Elector elector() {
+        return elector;
+    }
+
+    /** Returns whether the term has not ended yet, as far as this instance knows. */
+    public boolean isActive() {
+        return endReason == null;
+    }
+
+    /**
+     * Returns how long this instance may still lead without another successful renewal: the time to
+     * live counted from the send time of the last renewal that succeeded. Zero once the term ended.
+     */
+    public Duration remaining() {
+        long left = deadline - clock.getAsLong();
+        return isActive() && left > 0 ? Duration.ofNanos(left) : Duration.ZERO;
+    }
+
+    /** Returns why the term ended, or empty while it is active. */
+    public Optional<StepDownReason> endReason() {
+        return Optional.ofNullable(endReason);
+    }
+
+    /**
+     * Blocks until the term ends.
+     *
+     * @throws InterruptedException when the waiting thread is interrupted, which for the leader
+     *     task's own thread is how the end of the term arrives
+     */
+    public void awaitEnd() throws InterruptedException {
+        ended.await();
+    }
+
+    /**
+     * Blocks until the term ends or the timeout passes.
+     *
+     * @return whether the term ended
+     * @throws InterruptedException when the waiting thread is interrupted
+     */
+    public boolean awaitEnd(Duration timeout) throws InterruptedException {
+        return ended.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * Registers a thread to be interrupted when the term ends; returns false, without registering,
+     * when it already ended.
+     */
+    boolean bind(Thread thread) {
+        synchronized (boundThreads) {
+            if (endReason != null) {
+                return false;
+            }
+            boundThreads.add(thread);
+            return true;
+        }
+    }
+
+    /**
+     * Unregisters a thread. Returns whether the term ended while it was bound, in which case the
+     * thread was (or is about to have been) interrupted for it.
+     */
+    boolean unbind(Thread thread) {
+        synchronized (boundThreads) {
+            boundThreads.remove(thread);
+            return endReason != null;
+        }
+    }
+
+    /** Records a successful renewal that moved the step-down deadline. */
+    void renewed(long newDeadline) {
+        deadline = newDeadline;
+        renewals++;
+    }
+
+    /** Returns how many renewals succeeded in this term. */
+    long renewals() {
+        return renewals;
+    }
+
+    /** Returns the local step-down deadline, on the elector's clock. */
+    long deadlineNanos() {
+        return deadline;
+    }
+
+    /** Ends the term and interrupts the threads bound to it; false if it had already ended. */
+    boolean end(StepDownReason reason) {
+        synchronized (boundThreads) {
+            if (endReason != null) {
+                return false;
+            }
+            endReason = reason;
+            for (Thread thread : boundThreads) {
+                thread.interrupt();
+            }
+        }
+        ended.countDown();
+        return true;
+    }
+
+    @Override
+    public String toString() {
+        return "Term[" + elector.name() + ", token=" + token + ", active=" + isActive() + "]";
+    }
+}

@@ -1,0 +1,32 @@
+-- Try to win a new leadership term.
+-- KEYS[1] lease key (<name>:leader), KEYS[2] token counter (<name>:fence),
+-- KEYS[3] high-water mark (<name>:fence:applied).
+-- ARGV[1] instance id, ARGV[2] lease time to live in milliseconds.
+-- Reply: {token, 0} when this instance starts a new term (token >= 1), or
+-- {0, pttl} when another instance holds the lease for pttl more milliseconds.
+
+local function new_term()
+    -- The counter must end above the mark: a lost or restored counter heals from it.
+    local mark = redis.call('GET', KEYS[3])
+    if mark and tonumber(mark) > tonumber(redis.call('GET', KEYS[2]) or '0') then
+        redis.call('SET', KEYS[2], mark)
+    end
+    local token = redis.call('INCR', KEYS[2])
+    -- Electing a term fences out every older token at once; the stored text is copied
+    -- verbatim so no number formatting is involved.
+    redis.call('SET', KEYS[3], redis.call('GET', KEYS[2]))
+    return token
+end
+
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+    return {new_term(), 0}
+end
+
+-- A lease still holding our own id is a leftover of an earlier term of this instance
+-- (a lost release, a restart with a fixed id): take it over as a new term.
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+    return {new_term(), 0}
+end
+
+return {0, redis.call('PTTL', KEYS[1])}

@@ -1,0 +1,231 @@
+package io.redlease.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+import io.redlease.test.RedisExtension;
+import io.redlease.test.RedisServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.dao.DataAccessException;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+/**
+ * The acquire, renew and release scripts, one round trip at a time (Go: fence_test acquire tests,
+ * integration_test, TestAcquire_SetsMillisecondLockTTL).
+ */
+@ExtendWith(RedisExtension.class)
+class ElectorRoundTripTests {
+
+    private final Templates templates = new Templates();
+
+    private RedisServer server;
+
+    private StringRedisTemplate redis;
+
+    private String name;
+
+    @BeforeEach
+    void setUp(RedisServer server, TestInfo info) {
+        this.server = server;
+        this.redis = templates.on(server);
+        this.name = Names.unique(info);
+    }
+
+    @AfterEach
+    void tearDown() {
+        templates.close();
+    }
+
+    private Elector elector(String id) {
+        return elector(id, Duration.ofSeconds(2));
+    }
+
+    private Elector elector(String id, Duration ttl) {
+        return new Elector(
+                redis,
+                ElectorConfig.builder(name)
+                        .ttl(ttl)
+                        .renewInterval(Duration.ofMillis(50))
+                        .acquireInterval(Duration.ofMillis(50))
+                        .instanceId(id)
+                        .build());
+    }
+
+    private String get(String key) {
+        return redis.opsForValue().get(key);
+    }
+
+    @Test
+    void acquireContendRenewAndRelease() {
+        Elector a = elector("a");
+        Elector b = elector("b");
+
+        assertThat(a.acquireOnce().token()).isEqualTo(1);
+        assertThat(get(name + ":fence:applied")).isEqualTo("1");
+        assertThat(get(name + ":leader")).isEqualTo("a");
+        assertThat(b.acquireOnce().token()).isZero();
+
+        assertThat(a.renewOnce()).isTrue();
+        assertThat(b.renewOnce()).isFalse();
+
+        long second = a.acquireOnce().token();
+        assertThat(second).isGreaterThan(1);
+
+        assertThat(a.releaseOnce()).isTrue();
+        assertThat(b.acquireOnce().token()).isGreaterThan(second);
+    }
+
+    @Test
+    void losingAcquireReportsTheHoldersRemainingLease() {
+        elector("a").acquireOnce();
+        Elector.AcquireReply lost = elector("b").acquireOnce();
+        assertThat(lost.token()).isZero();
+        assertThat(lost.holderTtlMillis()).isBetween(1L, 2000L);
+    }
+
+    @Test
+    void acquireSetsTheLeaseTtlInMilliseconds() {
+        elector("a", Duration.ofMillis(1500)).acquireOnce();
+        assertThat(redis.getExpire(name + ":leader", java.util.concurrent.TimeUnit.MILLISECONDS))
+                .isGreaterThan(1000)
+                .isLessThanOrEqualTo(1500);
+        assertThat(elector("a", Duration.ofMillis(1500)).ttlMillis()).isEqualTo("1500");
+    }
+
+    @Test
+    void tokensIncreaseAcrossHolders() {
+        Elector a = elector("a");
+        Elector b = elector("b");
+        assertThat(a.acquireOnce().token()).isEqualTo(1);
+        assertThat(b.acquireOnce().token()).isZero();
+        redis.delete(name + ":leader");
+        assertThat(b.acquireOnce().token()).isGreaterThan(1);
+    }
+
+    @Test
+    void ownLeftoverLeaseIsTakenOverWithAFreshToken() {
+        redis.opsForValue().set(name + ":leader", "a", Duration.ofHours(1));
+        Elector a = elector("a");
+        assertThat(a.acquireOnce().token()).isEqualTo(1);
+        assertThat(redis.getExpire(name + ":leader", java.util.concurrent.TimeUnit.MILLISECONDS))
+                .isLessThanOrEqualTo(2000);
+        assertThat(elector("b").acquireOnce().token()).isZero();
+        assertThat(a.acquireOnce().token()).isEqualTo(2);
+    }
+
+    @Test
+    void electionFencesOutThePreviousTerm() {
+        Elector a = elector("a");
+        Elector b = elector("b");
+        long tokenA = a.acquireOnce().token();
+        assertThat(a.fenceSet(tokenA, name + ":state", "from-A")).isTrue();
+
+        redis.delete(name + ":leader");
+        long tokenB = b.acquireOnce().token();
+        assertThat(tokenB).isEqualTo(2);
+        assertThat(get(name + ":fence:applied")).isEqualTo("2");
+
+        assertThat(a.fenceSet(tokenA, name + ":state", "stale")).isFalse();
+        assertThat(get(name + ":state")).isEqualTo("from-A");
+        assertThat(b.fenceSet(tokenB, name + ":state", "from-B")).isTrue();
+        assertThat(get(name + ":state")).isEqualTo("from-B");
+    }
+
+    @Test
+    void electionNeverRegressesTheHighWaterMark() {
+        Elector a = elector("a");
+        assertThat(a.fenceSet(40, name + ":state", "out-of-band")).isTrue();
+        assertThat(a.acquireOnce().token()).isEqualTo(41);
+        assertThat(get(name + ":fence:applied")).isEqualTo("41");
+        assertThat(a.fenceSet(40, name + ":state", "stale")).isFalse();
+
+        // Counter lost (eviction, partial restore): it heals from the mark.
+        redis.delete(List.of(name + ":leader", name + ":fence"));
+        assertThat(a.acquireOnce().token()).isEqualTo(42);
+        assertThat(get(name + ":fence")).isEqualTo("42");
+    }
+
+    @Test
+    void lostMarkDoesNotRegressTokens() {
+        Elector a = elector("a");
+        long first = a.acquireOnce().token();
+        redis.delete(List.of(name + ":leader", name + ":fence:applied"));
+        long second = a.acquireOnce().token();
+        assertThat(second).isGreaterThan(first);
+        assertThat(get(name + ":fence:applied")).isEqualTo(Long.toString(second));
+    }
+
+    @Test
+    void renewOnlyExtendsOwnLease() {
+        Elector a = elector("a");
+        a.acquireOnce();
+        redis.opsForValue().set(name + ":leader", "thief", Duration.ofHours(1));
+        assertThat(a.renewOnce()).isFalse();
+        assertThat(get(name + ":leader")).isEqualTo("thief");
+        assertThat(a.releaseOnce()).isFalse();
+        assertThat(get(name + ":leader")).isEqualTo("thief");
+    }
+
+    @Test
+    void renewAfterReleaseFails() {
+        Elector a = elector("a");
+        a.acquireOnce();
+        assertThat(a.releaseOnce()).isTrue();
+        assertThat(a.renewOnce()).isFalse();
+        assertThat(redis.hasKey(name + ":leader")).isFalse();
+    }
+
+    @Test
+    void leaseKeyOfWrongTypeMakesAcquireFail() {
+        redis.opsForHash().put(name + ":leader", "f", "v");
+        assertThatExceptionOfType(DataAccessException.class)
+                .isThrownBy(() -> elector("a").acquireOnce())
+                .withStackTraceContaining("WRONGTYPE");
+    }
+
+    @Test
+    void concurrentContentionMintsUniqueIncreasingTokens() throws Exception {
+        int electors = 8;
+        int attempts = 50;
+        List<Long> all = Collections.synchronizedList(new ArrayList<>());
+        List<Callable<List<Long>>> jobs = new ArrayList<>();
+        for (int i = 0; i < electors; i++) {
+            Elector elector = elector("e" + i);
+            jobs.add(
+                    () -> {
+                        List<Long> won = new ArrayList<>();
+                        for (int n = 0; n < attempts; n++) {
+                            long token = elector.acquireOnce().token();
+                            if (token > 0) {
+                                won.add(token);
+                                all.add(token);
+                                elector.releaseOnce();
+                            }
+                        }
+                        return won;
+                    });
+        }
+        ExecutorService pool = Executors.newFixedThreadPool(electors);
+        try {
+            for (Future<List<Long>> result : pool.invokeAll(jobs)) {
+                assertThat(result.get()).isSorted().doesNotHaveDuplicates();
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(all).isNotEmpty().doesNotHaveDuplicates();
+        assertThat(get(name + ":fence")).isEqualTo(Long.toString(Collections.max(all)));
+    }
+}

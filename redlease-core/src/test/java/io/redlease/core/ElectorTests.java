@@ -1,0 +1,540 @@
+package io.redlease.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static org.awaitility.Awaitility.await;
+
+import io.redlease.core.Observer.Operation;
+import io.redlease.test.RedisExtension;
+import io.redlease.test.RedisServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+/** The run loop against a healthy Redis (Go: redlease_test Run, Resign, Observer tests). */
+@ExtendWith(RedisExtension.class)
+class ElectorTests {
+
+    private final Templates templates = new Templates();
+
+    private final List<Elector> electors = new ArrayList<>();
+
+    private StringRedisTemplate redis;
+
+    private String name;
+
+    @BeforeEach
+    void setUp(RedisServer server, TestInfo info) {
+        this.redis = templates.on(server);
+        this.name = Names.unique(info);
+    }
+
+    @AfterEach
+    void tearDown() {
+        electors.forEach(Elector::close);
+        templates.close();
+    }
+
+    private Elector elector(String id, Observer... observers) {
+        return elector(id, Duration.ofSeconds(1), Duration.ofMillis(50), observers);
+    }
+
+    private Elector elector(String id, Duration ttl, Duration interval, Observer... observers) {
+        ElectorConfig.Builder builder =
+                ElectorConfig.builder(name)
+                        .ttl(ttl)
+                        .renewInterval(interval)
+                        .acquireInterval(interval)
+                        .instanceId(id);
+        for (Observer observer : observers) {
+            builder.observer(observer);
+        }
+        Elector elector = new Elector(redis, builder.build());
+        electors.add(elector);
+        return elector;
+    }
+
+    private String lease() {
+        return redis.opsForValue().get(name + ":leader");
+    }
+
+    @Test
+    void leaderTaskGetsAFencerThatWrites() {
+        AtomicReference<Term> seen = new AtomicReference<>();
+        Elector elector = elector("a");
+        elector.start(
+                term -> {
+                    assertThat(term.fencer().hset(name + ":state", "key", "via-callback")).isTrue();
+                    seen.set(term);
+                    term.awaitEnd();
+                });
+        await().untilAtomic(seen, org.hamcrest.Matchers.notNullValue());
+        assertThat(seen.get().token()).isEqualTo(1);
+        assertThat(seen.get().fencer().token()).isEqualTo(1);
+        assertThat(redis.opsForHash().get(name + ":state", "key")).isEqualTo("via-callback");
+    }
+
+    @Test
+    void electsThenReleasesTheLeaseOnStop() {
+        Recorder recorder = new Recorder();
+        Elector elector = elector("host-a", recorder);
+        elector.start(Term::awaitEnd);
+        assertThat(recorder.await("elected", 1).token()).isEqualTo(1);
+        assertThat(lease()).isEqualTo("host-a");
+        elector.stop();
+        assertThat(redis.hasKey(name + ":leader")).isFalse();
+        assertThat(recorder.events("steppedDown").get(0).detail())
+                .isEqualTo(StepDownReason.SHUTDOWN);
+        assertThat(elector.isRunning()).isFalse();
+    }
+
+    @Test
+    void tokenDrivenStyleWithoutATask() {
+        Elector elector = elector("a");
+        elector.start();
+        await().until(elector::isLeader);
+        long token = elector.token().orElseThrow();
+        assertThat(elector.fenceHSet(token, name + ":state", "k", "v")).isTrue();
+        assertThat(elector.fencer().orElseThrow().token()).isEqualTo(token);
+        elector.stop();
+        assertThat(redis.hasKey(name + ":leader")).isFalse();
+        assertThat(elector.isLeader()).isFalse();
+        assertThat(elector.token()).isEmpty();
+        assertThat(elector.fencer()).isEmpty();
+    }
+
+    @Test
+    void concurrentRunIsRejectedAndSequentialReuseAllowed() throws Exception {
+        Recorder recorder = new Recorder();
+        Elector elector = elector("a", recorder);
+        elector.start(Term::awaitEnd);
+        recorder.await("elected", 1);
+        assertThatIllegalStateException()
+                .isThrownBy(() -> elector.start(null))
+                .withMessage(
+                        "redlease: Run called concurrently on the same Elector; use one Elector per"
+                                + " Run");
+        assertThatIllegalStateException().isThrownBy(() -> elector.run(null));
+        elector.stop();
+
+        // A run on an already interrupted thread returns at once without touching Redis.
+        redis.delete(List.of(name + ":fence", name + ":fence:applied"));
+        Thread.currentThread().interrupt();
+        elector.run(null);
+        assertThat(Thread.interrupted()).isTrue();
+        assertThat(redis.hasKey(name + ":fence")).isFalse();
+
+        // And it can run again.
+        elector.start(Term::awaitEnd);
+        await().until(elector::isLeader);
+    }
+
+    @Test
+    void runBlocksUntilInterruptedThenStepsDown() throws Exception {
+        Recorder recorder = new Recorder();
+        Elector elector = elector("a", recorder);
+        AtomicBoolean returned = new AtomicBoolean();
+        AtomicBoolean interruptKept = new AtomicBoolean();
+        Thread runner =
+                new Thread(
+                        () -> {
+                            elector.run(Term::awaitEnd);
+                            interruptKept.set(Thread.currentThread().isInterrupted());
+                            returned.set(true);
+                        });
+        runner.start();
+        recorder.await("elected", 1);
+        assertThat(returned).isFalse();
+        runner.interrupt();
+        runner.join(5000);
+        assertThat(returned).isTrue();
+        assertThat(interruptKept).isTrue();
+        assertThat(recorder.kinds()).containsExactly("elected", "steppedDown");
+        assertThat(redis.hasKey(name + ":leader")).isFalse();
+    }
+
+    @Test
+    void taskReturningEndsTheTermAndTheNextTermHasAGreaterToken() {
+        List<Long> tokens = new java.util.concurrent.CopyOnWriteArrayList<>();
+        Recorder recorder = new Recorder();
+        Elector elector = elector("a", recorder);
+        elector.start(term -> tokens.add(term.token()));
+        await().until(() -> tokens.size() >= 2);
+        assertThat(tokens.get(1)).isGreaterThan(tokens.get(0));
+        assertThat(recorder.events("steppedDown").get(0).detail())
+                .isEqualTo(StepDownReason.TASK_ENDED);
+    }
+
+    @Test
+    void resignEndsTheTermAndContendsAgain() {
+        Recorder recorder = new Recorder();
+        Elector elector = elector("a", recorder);
+        elector.resign(); // not running: no effect
+        elector.start(Term::awaitEnd);
+        long first = recorder.await("elected", 1).token();
+        elector.resign();
+        long second = recorder.await("elected", 2).token();
+        assertThat(second).isGreaterThan(first);
+        assertThat(recorder.events("steppedDown").get(0).detail())
+                .isEqualTo(StepDownReason.RESIGNED);
+        assertThat(recorder.errors(Operation.RENEW)).isEmpty();
+    }
+
+    @Test
+    void tokenAndIsLeaderTrackLeadership() {
+        Recorder recorder = new Recorder();
+        Elector elector = elector("a", recorder);
+        assertThat(elector.token()).isEmpty();
+        assertThat(elector.isLeader()).isFalse();
+        elector.start();
+        await().until(elector::isLeader);
+        assertThat(elector.token()).hasValue(1);
+        assertThat(elector.term().orElseThrow().isActive()).isTrue();
+        elector.stop();
+        assertThat(elector.token()).isEmpty();
+        assertThat(elector.isLeader()).isFalse();
+    }
+
+    @Test
+    void followerTakesOverWhenTheLeaderStops() {
+        Recorder recorderA = new Recorder();
+        Recorder recorderB = new Recorder();
+        Elector a = elector("a", recorderA);
+        Elector b = elector("b", recorderB);
+        a.start(Term::awaitEnd);
+        long tokenA = recorderA.await("elected", 1).token();
+        b.start(Term::awaitEnd);
+        recorderB.await("follower", 1);
+        assertThat(b.isLeader()).isFalse();
+        a.stop();
+        long tokenB = recorderB.await("elected", 1).token();
+        assertThat(tokenB).isGreaterThan(tokenA);
+        assertThat(lease()).isEqualTo("b");
+    }
+
+    @Test
+    void onFollowerFiresAgainOnlyAfterLeading() {
+        redis.opsForValue().set(name + ":leader", "someone-else", Duration.ofHours(1));
+        Recorder recorder = new Recorder();
+        Elector elector = elector("a", recorder);
+        elector.start(Term::awaitEnd);
+        recorder.await("follower", 1);
+        redis.delete(name + ":leader");
+        recorder.await("elected", 1);
+        redis.opsForValue().set(name + ":leader", "thief", Duration.ofHours(1));
+        recorder.await("follower", 2);
+        assertThat(recorder.kinds())
+                .containsExactly("follower", "elected", "steppedDown", "follower");
+    }
+
+    @Test
+    void onElectedFiresEachTermWithAGreaterToken() {
+        Recorder recorder = new Recorder();
+        Elector elector = elector("a", recorder);
+        elector.start(Term::awaitEnd);
+        recorder.await("elected", 1);
+        redis.opsForValue().set(name + ":leader", "thief", Duration.ofHours(1));
+        recorder.await("steppedDown", 1);
+        redis.delete(name + ":leader");
+        recorder.await("elected", 2);
+        List<Long> tokens = recorder.electedTokens();
+        assertThat(tokens.get(1)).isGreaterThan(tokens.get(0));
+    }
+
+    @Test
+    void stolenLeaseEndsTheTermAndTheThiefKeepsIt() {
+        Recorder recorder = new Recorder();
+        AtomicBoolean interrupted = new AtomicBoolean();
+        Elector elector = elector("a", recorder);
+        elector.start(
+                term -> {
+                    try {
+                        Thread.sleep(Long.MAX_VALUE);
+                    } catch (InterruptedException ex) {
+                        interrupted.set(true);
+                    }
+                });
+        recorder.await("elected", 1);
+        redis.opsForValue().set(name + ":leader", "thief", Duration.ofHours(1));
+        assertThat(recorder.await("steppedDown", 1).detail()).isEqualTo(StepDownReason.LOST);
+        assertThat(interrupted).isTrue();
+        assertThat(lease()).isEqualTo("thief");
+        assertThat(elector.isLeader()).isFalse();
+    }
+
+    @Test
+    void steppedDownFiresOnlyAfterLeadershipEnds() {
+        Recorder recorder = new Recorder();
+        Elector elector = elector("a", recorder);
+        elector.start(Term::awaitEnd);
+        recorder.await("elected", 1);
+        await().until(() -> elector.term().map(Term::renewals).orElse(0L) >= 2);
+        assertThat(recorder.count("steppedDown")).isZero();
+        elector.stop();
+        assertThat(recorder.count("steppedDown")).isOne();
+    }
+
+    @Test
+    void leaseIsRenewedImmediatelyOnElection() {
+        AtomicReference<String> cut = new AtomicReference<>();
+        Observer shortenLease =
+                new Observer() {
+                    @Override
+                    public void onElected(long token) {
+                        // Runs before the first renewal: leave the lease almost expired.
+                        redis.expire(name + ":leader", Duration.ofMillis(100));
+                        cut.set("done");
+                    }
+                };
+        Elector elector = elector("a", Duration.ofSeconds(2), Duration.ofSeconds(1), shortenLease);
+        elector.start();
+        await().untilAtomic(cut, org.hamcrest.Matchers.notNullValue());
+        await().atMost(Duration.ofMillis(500))
+                .until(() -> redis.getExpire(name + ":leader", TimeUnit.MILLISECONDS) > 1000);
+    }
+
+    @Test
+    void deadlineAlreadyPassedStepsDownWithoutRenewing() {
+        AtomicLong skew = new AtomicLong();
+        Recorder recorder = new Recorder();
+        Observer jumpClock =
+                new Observer() {
+                    @Override
+                    public void onElected(long token) {
+                        // Before the first renewal: a renewal sent now would find the thief
+                        // (LOST); with the clock a whole TTL ahead none may be sent (EXPIRED).
+                        redis.opsForValue().set(name + ":leader", "thief", Duration.ofHours(1));
+                        skew.set(Duration.ofSeconds(1).toNanos());
+                    }
+                };
+        ElectorConfig config =
+                ElectorConfig.builder(name)
+                        .ttl(Duration.ofSeconds(1))
+                        .renewInterval(Duration.ofMillis(50))
+                        .acquireInterval(Duration.ofMillis(50))
+                        .instanceId("a")
+                        .observer(jumpClock)
+                        .observer(recorder)
+                        .clock(() -> System.nanoTime() + skew.get())
+                        .build();
+        Elector elector = new Elector(redis, config);
+        electors.add(elector);
+        elector.start();
+        Recorder.Event elected = recorder.await("elected", 1);
+        Recorder.Event down = recorder.await("steppedDown", 1);
+        assertThat(down.detail()).isEqualTo(StepDownReason.EXPIRED);
+        assertThat(Duration.ofNanos(down.nanos() - elected.nanos()))
+                .isLessThan(Duration.ofMillis(500));
+        assertThat(redis.getExpire(name + ":leader", TimeUnit.SECONDS)).isGreaterThan(3500);
+    }
+
+    @Test
+    void aTaskThatThrowsEndsItsTermAndIsReported() {
+        Recorder recorder = new Recorder();
+        Elector elector = elector("a", recorder);
+        AtomicLong calls = new AtomicLong();
+        elector.start(
+                term -> {
+                    if (calls.incrementAndGet() == 1) {
+                        throw new IllegalStateException("task bug");
+                    }
+                    term.awaitEnd();
+                });
+        recorder.await("elected", 2);
+        assertThat(recorder.kinds().subList(0, 4))
+                .containsExactly("elected", "error", "steppedDown", "elected");
+        Recorder.ErrorDetail error =
+                (Recorder.ErrorDetail) recorder.events("error").get(0).detail();
+        assertThat(error.operation()).isEqualTo(Operation.TASK);
+        assertThat(error.error()).hasMessage("task bug");
+        assertThat(recorder.events("steppedDown").get(0).detail())
+                .isEqualTo(StepDownReason.TASK_FAILED);
+    }
+
+    @Test
+    void stopWaitsForTheTaskThenReleases() {
+        Recorder recorder = new Recorder();
+        AtomicBoolean finished = new AtomicBoolean();
+        Elector elector = elector("a", recorder);
+        elector.start(
+                term -> {
+                    try {
+                        term.awaitEnd();
+                    } catch (InterruptedException ex) {
+                        // Wind down: one last write, still under this term's token.
+                        term.fencer().set(name + ":state", "final");
+                        finished.set(true);
+                    }
+                });
+        recorder.await("elected", 1);
+        elector.stop();
+        assertThat(finished).isTrue();
+        assertThat(recorder.kinds()).containsExactly("elected", "applied", "steppedDown");
+        assertThat(redis.hasKey(name + ":leader")).isFalse();
+    }
+
+    @Test
+    void callbacksRunOneAtATimeOnOneThreadInTheSeedsOrder() {
+        Recorder recorder = new Recorder();
+        redis.opsForValue().set(name + ":leader", "other", Duration.ofMillis(300));
+        Elector elector = elector("a", recorder);
+        elector.start(Term::awaitEnd);
+        recorder.await("elected", 1);
+        elector.resign();
+        recorder.await("elected", 2);
+        elector.stop();
+        assertThat(recorder.kinds())
+                .containsExactly("follower", "elected", "steppedDown", "elected", "steppedDown");
+        assertThat(recorder.events().stream().map(Recorder.Event::thread).distinct()).hasSize(1);
+        assertThat(recorder.events().get(0).thread()).startsWith("redlease-loop-");
+    }
+
+    @Test
+    void aThrowingObserverDoesNotBreakTheElection() {
+        Observer broken =
+                new Observer() {
+                    @Override
+                    public void onElected(long token) {
+                        throw new IllegalStateException("observer bug");
+                    }
+                };
+        Recorder recorder = new Recorder();
+        Elector elector = elector("a", broken, recorder);
+        elector.start();
+        recorder.await("elected", 1);
+        await().until(() -> elector.term().map(Term::renewals).orElse(0L) >= 3);
+        assertThat(elector.isLeader()).isTrue();
+    }
+
+    @Test
+    void renewalsAtTheirFastestFailOnlyByTheirBound() {
+        // A 1 ms interval bounds each round trip at 1 ms: a reply later than that is a genuine
+        // timeout, but a reply that arrived is never reported as a failure.
+        Recorder recorder = new Recorder();
+        Elector elector = elector("a", Duration.ofMillis(200), Duration.ofMillis(1), recorder);
+        elector.start();
+        await().atMost(Duration.ofSeconds(30))
+                .until(() -> elector.term().map(Term::renewals).orElse(0L) >= 3000);
+        assertThat(recorder.events("error"))
+                .allSatisfy(
+                        event -> {
+                            Recorder.ErrorDetail error = (Recorder.ErrorDetail) event.detail();
+                            assertThat(error.error())
+                                    .isInstanceOf(
+                                            org.springframework.dao.QueryTimeoutException.class);
+                        });
+        assertThat(recorder.count("steppedDown")).isZero();
+    }
+
+    @Test
+    void manyReleasesAreNeverReportedAsErrors() {
+        Recorder recorder = new Recorder();
+        ElectorConfig config =
+                ElectorConfig.builder(name)
+                        .ttl(Duration.ofMillis(200))
+                        .renewInterval(Duration.ofMillis(20))
+                        .acquireInterval(Duration.ofMillis(5))
+                        .instanceId("a")
+                        .observer(recorder)
+                        .build();
+        Elector elector = new Elector(redis, config);
+        electors.add(elector);
+        elector.start(Term::awaitEnd);
+        int terms = 300;
+        for (int i = 1; i <= terms; i++) {
+            recorder.await("elected", i);
+            elector.resign();
+        }
+        recorder.await("steppedDown", terms);
+        assertThat(recorder.errors(Operation.RELEASE)).isEmpty();
+        assertThat(recorder.electedTokens()).isSorted().doesNotHaveDuplicates();
+    }
+
+    @Test
+    void acquireErrorsBackOffDoublingUpToTheTtl() {
+        // A lease key of the wrong type makes every acquire fail fast with WRONGTYPE.
+        redis.opsForHash().put(name + ":leader", "f", "v");
+        Recorder recorder = new Recorder();
+        Elector elector = elector("a", Duration.ofMillis(400), Duration.ofMillis(50), recorder);
+        elector.start();
+        recorder.await("error", 7, Duration.ofSeconds(10));
+        List<Long> times =
+                recorder.errors(Operation.ACQUIRE).stream().map(Recorder.Event::nanos).toList();
+        // Delays 50, 100, 200, 400 (capped), 400, 400 ms, each shortened by at most 10 %.
+        long[] expected = {50, 100, 200, 400, 400, 400};
+        for (int i = 0; i < expected.length; i++) {
+            long gap = TimeUnit.NANOSECONDS.toMillis(times.get(i + 1) - times.get(i));
+            assertThat(gap).as("gap %d", i).isGreaterThanOrEqualTo(expected[i] * 9 / 10);
+        }
+        // The cap holds: twice the TTL would be at least 720 ms.
+        assertThat(Duration.ofNanos(times.get(6) - times.get(5)))
+                .isLessThan(Duration.ofMillis(720));
+        assertThat(recorder.count("follower")).isZero();
+    }
+
+    @Test
+    void aReplyResetsTheBackOff() {
+        redis.opsForHash().put(name + ":leader", "f", "v");
+        Recorder recorder = new Recorder();
+        Elector elector = elector("a", Duration.ofMillis(800), Duration.ofMillis(50), recorder);
+        elector.start();
+        recorder.await("error", 5, Duration.ofSeconds(10)); // back-off now at 800 ms
+        redis.delete(name + ":leader");
+        redis.opsForValue().set(name + ":leader", "other", Duration.ofHours(1));
+        recorder.await("follower", 1);
+        redis.delete(name + ":leader");
+        redis.opsForHash().put(name + ":leader", "f", "v");
+        int before = recorder.errors(Operation.ACQUIRE).size();
+        recorder.await("error", before + 2, Duration.ofSeconds(10));
+        List<Recorder.Event> errors = recorder.errors(Operation.ACQUIRE);
+        long gap = errors.get(before + 1).nanos() - errors.get(before).nanos();
+        // Reset to 50 ms; without the reset it would be at least 720 ms.
+        assertThat(Duration.ofNanos(gap)).isLessThan(Duration.ofMillis(500));
+    }
+
+    @Test
+    void followerRetriesWhenTheHoldersLeaseLapses() {
+        Recorder recorder = new Recorder();
+        Elector elector = elector("b", Duration.ofSeconds(5), Duration.ofMillis(1000), recorder);
+        redis.opsForValue().set(name + ":leader", "crashed", Duration.ofMillis(300));
+        long start = System.nanoTime();
+        elector.start();
+        recorder.await("follower", 1);
+        Recorder.Event elected = recorder.await("elected", 1);
+        // Elected when the lease lapsed (300 ms), not at the next 1 s poll.
+        assertThat(Duration.ofNanos(elected.nanos() - start))
+                .isGreaterThanOrEqualTo(Duration.ofMillis(290))
+                .isLessThan(Duration.ofMillis(900));
+    }
+
+    @Test
+    void withoutLeaseAwareSchedulingFollowersPollAtTheAcquireInterval() {
+        Recorder recorder = new Recorder();
+        ElectorConfig config =
+                ElectorConfig.builder(name)
+                        .ttl(Duration.ofSeconds(5))
+                        .acquireInterval(Duration.ofMillis(1000))
+                        .instanceId("b")
+                        .leaseAwareScheduling(false)
+                        .observer(recorder)
+                        .build();
+        Elector elector = new Elector(redis, config);
+        electors.add(elector);
+        redis.opsForValue().set(name + ":leader", "crashed", Duration.ofMillis(300));
+        long start = System.nanoTime();
+        elector.start();
+        Recorder.Event elected = recorder.await("elected", 1);
+        assertThat(Duration.ofNanos(elected.nanos() - start))
+                .isGreaterThanOrEqualTo(Duration.ofMillis(900));
+    }
+}

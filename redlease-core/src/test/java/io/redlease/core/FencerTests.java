@@ -1,0 +1,337 @@
+package io.redlease.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+import io.redlease.test.RedisExtension;
+import io.redlease.test.RedisServer;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.dao.DataAccessException;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+/** Fenced SET, HSET and EVAL against a real Redis (Go: fence_test, TestFencer_*). */
+@ExtendWith(RedisExtension.class)
+class FencerTests {
+
+    private static final String ZADD = "redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3])";
+
+    private final Templates templates = new Templates();
+
+    private final Recorder recorder = new Recorder();
+
+    private RedisServer server;
+
+    private StringRedisTemplate redis;
+
+    private String name;
+
+    private Elector elector;
+
+    @BeforeEach
+    void setUp(RedisServer server, TestInfo info) {
+        this.server = server;
+        this.redis = templates.on(server);
+        this.name = Names.unique(info);
+        this.elector =
+                new Elector(
+                        redis,
+                        ElectorConfig.builder(name).instanceId("a").observer(recorder).build());
+    }
+
+    @AfterEach
+    void tearDown() {
+        templates.close();
+    }
+
+    private String key(String suffix) {
+        return name + ":" + suffix;
+    }
+
+    private String mark() {
+        return redis.opsForValue().get(key("fence:applied"));
+    }
+
+    @Test
+    void staleTokenIsRejectedAndEqualTokenAccepted() {
+        assertThat(elector.fenceHSet(5, key("state"), "k", "five")).isTrue();
+        assertThat(elector.fenceHSet(3, key("state"), "k", "three")).isFalse();
+        assertThat(redis.opsForHash().get(key("state"), "k")).isEqualTo("five");
+        assertThat(elector.fenceHSet(5, key("state"), "k", "five-again")).isTrue();
+        assertThat(elector.fenceHSet(6, key("state"), "k", "six")).isTrue();
+        assertThat(redis.opsForHash().get(key("state"), "k")).isEqualTo("six");
+        assertThat(mark()).isEqualTo("6");
+    }
+
+    @Test
+    void fenceSetRejectsStaleToken() {
+        assertThat(elector.fenceSet(5, key("state"), "new")).isTrue();
+        assertThat(elector.fenceSet(2, key("state"), "old")).isFalse();
+        assertThat(redis.opsForValue().get(key("state"))).isEqualTo("new");
+    }
+
+    @Test
+    void nonPositiveTokensAreRejectedWithoutMovingTheMark() {
+        assertThat(elector.fenceHSet(0, key("state"), "k", "zero")).isFalse();
+        assertThat(redis.hasKey(key("state"))).isFalse();
+        assertThat(elector.fenceSet(-3, key("state"), "negative")).isFalse();
+        assertThat(elector.fenceEval(Long.MIN_VALUE, ZADD, List.of(key("z")), "1", "m")).isFalse();
+        assertThat(mark()).isNull();
+        assertThat(elector.fenceHSet(1, key("state"), "k", "one")).isTrue();
+    }
+
+    @Test
+    void notLeadingGivesNoFencer() {
+        assertThat(elector.fencer()).isEmpty();
+        assertThat(elector.token()).isEmpty();
+        assertThat(elector.isLeader()).isFalse();
+    }
+
+    @Test
+    void fenceEvalFencesAnArbitraryWrite() {
+        assertThat(elector.fenceEval(5, ZADD, List.of(key("board")), "100", "alice")).isTrue();
+        assertThat(redis.opsForZSet().score(key("board"), "alice")).isEqualTo(100.0);
+        assertThat(elector.fenceEval(3, ZADD, List.of(key("board")), "1", "alice")).isFalse();
+        assertThat(redis.opsForZSet().score(key("board"), "alice")).isEqualTo(100.0);
+    }
+
+    @Test
+    void fenceEvalWithoutKeysOrArgsStillChecksTheToken() {
+        String body = "redis.call('INCR', '" + key("counter") + "')";
+        assertThat(elector.fenceEval(2, body, null)).isTrue();
+        assertThat(elector.fenceEval(1, body, List.of())).isFalse();
+        assertThat(redis.opsForValue().get(key("counter"))).isEqualTo("1");
+    }
+
+    @Test
+    void failedBodyDoesNotAdvanceTheMark() {
+        redis.opsForValue().set(key("plain"), "x");
+        assertThat(elector.fenceSet(5, key("state"), "v")).isTrue();
+        assertThatExceptionOfType(DataAccessException.class)
+                .isThrownBy(() -> elector.fenceEval(7, ZADD, List.of(key("plain")), "1", "m"))
+                .withStackTraceContaining("WRONGTYPE");
+        assertThat(mark()).isEqualTo("5");
+        assertThat(elector.fenceSet(6, key("state"), "six")).isTrue();
+    }
+
+    @Test
+    void wrongTypeTargetOfHSetSurfacesAndDoesNotAdvanceTheMark() {
+        redis.opsForValue().set(key("plain"), "x");
+        assertThatExceptionOfType(DataAccessException.class)
+                .isThrownBy(() -> elector.fenceHSet(9, key("plain"), "f", "v"))
+                .withStackTraceContaining("WRONGTYPE");
+        assertThat(mark()).isNull();
+        assertThat(elector.fenceSet(1, key("state"), "one")).isTrue();
+    }
+
+    @Test
+    void bodyThatRaisesAnErrorSurfacesItAndDoesNotAdvanceTheMark() {
+        assertThatExceptionOfType(DataAccessException.class)
+                .isThrownBy(() -> elector.fenceEval(4, "error('broken on purpose')", List.of()));
+        assertThatExceptionOfType(DataAccessException.class)
+                .isThrownBy(() -> elector.fenceEval(4, "this is not lua", List.of()));
+        assertThat(mark()).isNull();
+    }
+
+    @Test
+    void aReturnInTheBodyCannotSkipTheFence() {
+        // A top-level return and a nested one both end only the body: the mark still advances
+        // and the write counts as applied (the Go library compiles the first to an error and
+        // lets the second skip the mark).
+        String topLevel = "redis.call('SET', KEYS[2], ARGV[2])\nreturn 5";
+        assertThat(elector.fenceEval(3, topLevel, List.of(key("a")), "x")).isTrue();
+        assertThat(mark()).isEqualTo("3");
+        String nested = "if true then return 1 end\nredis.call('SET', KEYS[2], 'unreached')";
+        assertThat(elector.fenceEval(4, nested, List.of(key("b")))).isTrue();
+        assertThat(mark()).isEqualTo("4");
+        assertThat(redis.hasKey(key("b"))).isFalse();
+        assertThat(elector.fenceEval(3, topLevel, List.of(key("a")), "stale")).isFalse();
+    }
+
+    @Test
+    void fenceSemanticsEndToEnd() {
+        assertThat(elector.fenceSet(0, key("s"), "zero")).isFalse();
+        assertThat(elector.fenceSet(5, key("s"), "five")).isTrue();
+        assertThat(elector.fenceSet(3, key("s"), "three")).isFalse();
+        assertThat(redis.opsForValue().get(key("s"))).isEqualTo("five");
+        assertThatExceptionOfType(DataAccessException.class)
+                .isThrownBy(() -> elector.fenceEval(7, ZADD, List.of(key("s")), "1", "m"));
+        assertThat(elector.fenceSet(6, key("s"), "six")).isTrue();
+        assertThat(elector.acquireOnce().token()).isEqualTo(7);
+        assertThat(mark()).isEqualTo("7");
+    }
+
+    @Test
+    void largeTokensAreStoredExactly() {
+        assertThat(elector.fenceSet(1_000_000_000_000_001L, key("state"), "v")).isTrue();
+        assertThat(mark()).isEqualTo("1000000000000001");
+        assertThat(elector.fenceSet(1_000_000_000_000_000L, key("state"), "older")).isFalse();
+    }
+
+    @Test
+    void tokensFrom2To53AreRefusedBeforeReachingRedis() {
+        long limit = 1L << 53;
+        assertThat(elector.fenceSet(limit - 1, key("state"), "max")).isTrue();
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> elector.fenceSet(limit, key("state"), "x"))
+                .withMessageContaining("2^53");
+        assertThatIllegalArgumentException().isThrownBy(() -> elector.fencer(Long.MAX_VALUE));
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> elector.fenceEval(limit + 1, ZADD, List.of(key("z")), "1", "m"));
+        assertThat(mark()).isEqualTo(Long.toString(limit - 1));
+    }
+
+    @Test
+    void allFencedWritesShareOneMark() {
+        assertThat(elector.fenceEval(8, ZADD, List.of(key("z")), "1", "m")).isTrue();
+        assertThat(elector.fenceSet(7, key("s"), "v")).isFalse();
+        assertThat(elector.fenceHSet(7, key("h"), "f", "v")).isFalse();
+    }
+
+    @Test
+    void fencerBindsItsTokenToWrites() {
+        Fencer five = elector.fencer(5);
+        assertThat(five.token()).isEqualTo(5);
+        assertThat(five.hset(key("h"), "f", "five")).isTrue();
+        assertThat(five.set(key("s"), "five")).isTrue();
+        assertThat(five.eval(ZADD, List.of(key("z")), "5", "five")).isTrue();
+
+        assertThat(elector.fencer(6).hset(key("h"), "f", "newer")).isTrue();
+
+        assertThat(five.hset(key("h"), "f", "stale")).isFalse();
+        assertThat(five.set(key("s"), "stale")).isFalse();
+        assertThat(five.eval(ZADD, List.of(key("z")), "9", "stale")).isFalse();
+        assertThat(redis.opsForHash().get(key("h"), "f")).isEqualTo("newer");
+        assertThat(five).isEqualTo(elector.fencer(5)).isNotEqualTo(elector.fencer(6));
+    }
+
+    @Test
+    void theEvalBodyCacheIsCappedAndCachedBodiesKeepWorking() {
+        for (int i = 0; i < TooManyEvalBodiesException.CAP; i++) {
+            assertThat(
+                            elector.fenceEval(
+                                    1,
+                                    "redis.call('SET', KEYS[2], '" + i + "')",
+                                    List.of(key("c"))))
+                    .isTrue();
+        }
+        long writesBefore = recorder.count("applied") + recorder.count("rejected");
+        assertThatExceptionOfType(TooManyEvalBodiesException.class)
+                .isThrownBy(
+                        () ->
+                                elector.fenceEval(
+                                        1, "redis.call('SET', KEYS[2], 'new')", List.of(key("c"))))
+                .withMessage(
+                        "redlease: too many distinct FenceEval bodies; keep bodies constant and pass"
+                                + " variable data through writeKeys and args (cap 256)");
+        assertThat(recorder.count("applied") + recorder.count("rejected")).isEqualTo(writesBefore);
+        assertThat(redis.opsForValue().get(key("c"))).isEqualTo("255");
+        assertThat(elector.fenceEval(1, "redis.call('SET', KEYS[2], '0')", List.of(key("c"))))
+                .isTrue();
+        assertThat(redis.opsForValue().get(key("c"))).isEqualTo("0");
+    }
+
+    @Test
+    void scriptFlushDuringFencedWritesIsInvisibleToCallers() {
+        for (int round = 0; round < 20; round++) {
+            assertThat(elector.fenceSet(1, key("s"), "v" + round)).isTrue();
+            assertThat(elector.fenceEval(1, ZADD, List.of(key("z")), "1", "m")).isTrue();
+            server.scriptFlush();
+        }
+        assertThat(redis.opsForValue().get(key("s"))).isEqualTo("v19");
+    }
+
+    @Test
+    void observersSeeEveryVerdict() {
+        elector.fenceSet(2, key("s"), "v");
+        elector.fenceSet(1, key("s"), "v");
+        elector.fenceSet(0, key("s"), "v");
+        assertThat(recorder.kinds()).containsExactly("applied", "rejected", "rejected");
+    }
+
+    @Test
+    void aThrowingObserverDoesNotBreakAFencedWrite() {
+        AtomicInteger calls = new AtomicInteger();
+        Elector noisy =
+                new Elector(
+                        redis,
+                        ElectorConfig.builder(name)
+                                .observer(
+                                        new Observer() {
+                                            @Override
+                                            public void onFencedWrite(boolean applied) {
+                                                calls.incrementAndGet();
+                                                throw new IllegalStateException("observer bug");
+                                            }
+                                        })
+                                .observer(recorder)
+                                .build());
+        assertThat(noisy.fenceSet(1, key("s"), "v")).isTrue();
+        assertThat(calls).hasValue(1);
+        assertThat(recorder.kinds()).containsExactly("applied");
+    }
+
+    @Test
+    void nullArgumentsAreRejectedByName() {
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> elector.fenceSet(1, null, "v"))
+                .withMessage("redlease: key must not be null");
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> elector.fenceSet(1, "k", null))
+                .withMessage("redlease: value must not be null");
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> elector.fenceHSet(1, "k", null, "v"))
+                .withMessage("redlease: field must not be null");
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> elector.fenceEval(1, " ", List.of()))
+                .withMessage("redlease: body must not be null or blank");
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> elector.fenceEval(1, ZADD, java.util.Arrays.asList("k", null)))
+                .withMessage("redlease: keys element must not be null");
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> elector.fenceEval(1, ZADD, List.of("k"), "a", null))
+                .withMessage("redlease: args element must not be null");
+        assertThat(mark()).isNull();
+    }
+
+    @Test
+    void templateWhoseKeysAreNotPlainStringsIsRejected() {
+        org.springframework.data.redis.core.RedisTemplate<String, String> json =
+                new org.springframework.data.redis.core.RedisTemplate<>();
+        json.setConnectionFactory(redis.getConnectionFactory());
+        json.afterPropertiesSet();
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> new Elector(json, ElectorConfig.builder(name).build()))
+                .withMessageContaining("key serializer");
+        assertThatIllegalArgumentException()
+                .isThrownBy(
+                        () ->
+                                new Elector(
+                                        (StringRedisTemplate) null,
+                                        ElectorConfig.builder(name).build()))
+                .withMessage("redlease: nil client");
+    }
+
+    @Test
+    void aValueSerializerOtherThanStringsDoesNotChangeTheWireFormat() {
+        org.springframework.data.redis.core.RedisTemplate<String, String> template =
+                new org.springframework.data.redis.core.RedisTemplate<>();
+        template.setConnectionFactory(redis.getConnectionFactory());
+        template.setKeySerializer(
+                org.springframework.data.redis.serializer.RedisSerializer.string());
+        template.afterPropertiesSet(); // JDK serialization for values
+        Elector jdk = new Elector(template, ElectorConfig.builder(name).instanceId("j").build());
+        long token = jdk.acquireOnce().token();
+        assertThat(token).isEqualTo(1);
+        assertThat(redis.opsForValue().get(key("leader"))).isEqualTo("j");
+        assertThat(jdk.fenceSet(token, key("s"), "plain")).isTrue();
+        assertThat(redis.opsForValue().get(key("s"))).isEqualTo("plain");
+        assertThat(mark()).isEqualTo("1");
+    }
+}

@@ -1,0 +1,67 @@
+package io.redlease.core;
+
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import io.lettuce.core.resource.Delay;
+import io.redlease.test.RedisServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+/** Builds Spring Data Redis templates for test servers; closing releases their clients. */
+final class Templates implements AutoCloseable {
+
+    private final List<LettuceConnectionFactory> factories = new ArrayList<>();
+
+    /** Reconnects every 50 ms, so a restarted server is used again at once. */
+    private final ClientResources resources =
+            DefaultClientResources.builder()
+                    .reconnectDelay(Delay.constant(Duration.ofMillis(50)))
+                    .build();
+
+    /** Returns a template on the given server with a generous client timeout. */
+    StringRedisTemplate on(RedisServer server) {
+        return on(server.host(), server.port(), server.password(), Duration.ofSeconds(10));
+    }
+
+    /**
+     * Returns a template on host:port whose client waits an hour for a reply, so only the elector's
+     * own bounds can end a hung call.
+     */
+    StringRedisTemplate withoutClientTimeouts(String host, int port) {
+        return on(host, port, null, Duration.ofHours(1));
+    }
+
+    StringRedisTemplate on(String host, int port, String password, Duration commandTimeout) {
+        RedisStandaloneConfiguration standalone = new RedisStandaloneConfiguration(host, port);
+        if (password != null) {
+            standalone.setPassword(password);
+        }
+        LettuceClientConfiguration client =
+                LettuceClientConfiguration.builder()
+                        .clientResources(resources)
+                        .commandTimeout(commandTimeout)
+                        .build();
+        LettuceConnectionFactory factory = new LettuceConnectionFactory(standalone, client);
+        factory.setEagerInitialization(false);
+        factory.afterPropertiesSet();
+        factory.start();
+        factories.add(factory);
+        StringRedisTemplate template = new StringRedisTemplate(factory);
+        template.afterPropertiesSet();
+        return template;
+    }
+
+    @Override
+    public void close() {
+        for (LettuceConnectionFactory factory : factories) {
+            factory.destroy();
+        }
+        factories.clear();
+        resources.shutdown(0, 2, java.util.concurrent.TimeUnit.SECONDS);
+    }
+}
