@@ -119,7 +119,8 @@ public final class ElectorConfig {
         return acquireInterval.compareTo(rest) < 0 ? acquireInterval : rest;
     }
 
-    LongSupplier clock() {
+    /** Returns the monotonic clock, in nanoseconds, the elector measures its lease with. */
+    public LongSupplier clock() {
         return clock;
     }
 
@@ -198,6 +199,11 @@ public final class ElectorConfig {
             this.name = name == null ? "" : name;
         }
 
+        /** Returns the election name this builder was created with. */
+        public String name() {
+            return name;
+        }
+
         /**
          * Sets how long the lease lives without renewal; zero means {@link #DEFAULT_TTL}. A shorter
          * time to live fails over faster and tolerates shorter pauses. It is truncated to whole
@@ -252,8 +258,12 @@ public final class ElectorConfig {
             return this;
         }
 
-        /** Replaces the monotonic clock, in nanoseconds; for tests that skew time. */
-        Builder clock(LongSupplier clock) {
+        /**
+         * Replaces the monotonic clock the elector measures its lease with ({@code
+         * System::nanoTime} by default), in nanoseconds. Meant for fault-injection tests that
+         * make one instance's clock run fast or slow.
+         */
+        public Builder clock(LongSupplier clock) {
             this.clock = required(clock, "clock");
             return this;
         }
