@@ -1,9 +1,9 @@
 package io.redlease.core;
 
 import io.redlease.core.Observer.Operation;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -14,6 +14,8 @@ import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.springframework.dao.QueryTimeoutException;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 /**
  * One run of an {@link Elector}: the contend / lead / step-down state machine, from start until
@@ -55,6 +57,8 @@ final class Campaign {
 
     private final boolean leaseAware;
 
+    private final int ackReplicas;
+
     private final CompletableFuture<Void> done = new CompletableFuture<>();
 
     private volatile boolean stopRequested;
@@ -76,6 +80,13 @@ final class Campaign {
 
     private @Nullable Lease lease;
 
+    /** A release was announced while this follower was not sleeping: retry at once if it lost. */
+    private boolean wakeRequested;
+
+    private @Nullable AutoCloseable releaseSubscription;
+
+    private boolean releaseSubscriptionClosed;
+
     Campaign(Elector elector, @Nullable LeaderTask task, ElectorRuntime runtime) {
         ElectorConfig config = elector.config();
         this.elector = elector;
@@ -89,11 +100,54 @@ final class Campaign {
         this.acquireInterval = config.acquireInterval().toNanos();
         this.acquireTimeout = config.acquireTimeout().toNanos();
         this.leaseAware = config.leaseAwareScheduling();
+        this.ackReplicas = config.replicaAcknowledgements();
         this.backoff = acquireInterval;
     }
 
     void start() {
+        ElectorConfig config = elector.config();
+        RedisConnectionFactory factory = elector.connectionFactory();
+        if (config.releaseNotifications() && factory != null && !isCluster(factory)) {
+            io.execute(() -> subscribe(factory, config));
+        }
         loop.execute(this::attempt);
+    }
+
+    private static boolean isCluster(RedisConnectionFactory factory) {
+        return factory instanceof LettuceConnectionFactory lettuce && lettuce.isClusterAware();
+    }
+
+    /** Subscribes to release notifications; runs on the I/O pool since it waits for Redis. */
+    private void subscribe(RedisConnectionFactory factory, ElectorConfig config) {
+        AutoCloseable subscription;
+        try {
+            subscription =
+                    ReleaseNotifications.subscribe(
+                            factory,
+                            io,
+                            Elector.releaseChannel(config.name()),
+                            config.instanceId(),
+                            this::wake);
+        } catch (RuntimeException ex) {
+            // Followers still poll; the failure shows as slower hand-offs only.
+            return;
+        }
+        loop.execute(
+                () -> {
+                    if (releaseSubscriptionClosed) {
+                        io.execute(() -> closeQuietly(subscription));
+                    } else {
+                        releaseSubscription = subscription;
+                    }
+                });
+    }
+
+    private static void closeQuietly(AutoCloseable closeable) {
+        try {
+            closeable.close();
+        } catch (Exception ex) {
+            // Nothing to do: the listener is gone either way.
+        }
     }
 
     CompletableFuture<Void> done() {
@@ -116,13 +170,18 @@ final class Campaign {
                 });
     }
 
-    /** Makes a sleeping follower try to acquire now, for example when the lease was released. */
+    /** Makes a follower try to acquire now, for example because the lease was released. */
     void wake() {
         loop.execute(
                 () -> {
-                    if (phase == Phase.SLEEPING && timer != null && !stopRequested) {
+                    if (stopRequested || lease != null) {
+                        return;
+                    }
+                    if (phase == Phase.SLEEPING && timer != null) {
                         timer.cancel(false);
                         attempt();
+                    } else if (phase == Phase.ACQUIRING) {
+                        wakeRequested = true;
                     }
                 });
     }
@@ -171,14 +230,69 @@ final class Campaign {
         backoff = acquireInterval;
         if (reply.token() > 0) {
             wasFollower = false;
-            lead(reply.token(), sentAt);
+            wakeRequested = false;
+            if (ackReplicas > 0) {
+                confirmReplicas(reply.token(), sentAt);
+            } else {
+                lead(reply.token(), sentAt);
+            }
             return;
         }
         if (!wasFollower) {
             wasFollower = true;
             observer.onFollower();
         }
-        sleep(followerDelay(reply.holderTtlMillis()));
+        if (wakeRequested) {
+            // The lease was released while this attempt was in flight: try again now.
+            wakeRequested = false;
+            sleep(0);
+        } else {
+            sleep(followerDelay(reply.holderTtlMillis()));
+        }
+    }
+
+    /**
+     * Waits for replicas to acknowledge a won term before starting it; a term they did not
+     * acknowledge in time is released and reported as an acquire error.
+     */
+    private void confirmReplicas(long token, long sentAt) {
+        call(
+                elector::confirmReplicas,
+                acquireTimeout,
+                "replica acknowledgement",
+                (acknowledged, error) -> {
+                    if (acknowledged != null && acknowledged >= ackReplicas) {
+                        if (stopRequested) {
+                            releaseUnstarted();
+                        } else {
+                            lead(token, sentAt);
+                        }
+                        return;
+                    }
+                    Throwable failure =
+                            error != null
+                                    ? error
+                                    : new ReplicaAcknowledgementException(
+                                            elector.name(),
+                                            token,
+                                            acknowledged == null ? 0 : acknowledged,
+                                            ackReplicas);
+                    if (!stopRequested) {
+                        notifyError(Operation.ACQUIRE, failure);
+                    }
+                    long delay = backoff;
+                    backoff = Math.min(2 * backoff, ttl);
+                    call(
+                            elector::releaseOnce,
+                            renewInterval,
+                            "release",
+                            (released, releaseError) -> sleep(jitter(delay)));
+                });
+    }
+
+    /** Releases a won term that never started because the run is stopping. */
+    private void releaseUnstarted() {
+        call(elector::releaseOnce, renewInterval, "release", (released, error) -> finish());
     }
 
     /**
@@ -377,6 +491,13 @@ final class Campaign {
         phase = Phase.STOPPED;
         awaitedCall = 0;
         cancelTimer();
+        releaseSubscriptionClosed = true;
+        AutoCloseable subscription = releaseSubscription;
+        if (subscription != null) {
+            releaseSubscription = null;
+            io.execute(() -> closeQuietly(subscription));
+        }
+        elector.recordRoundTrip(null);
         elector.runEnded(this);
         done.complete(null);
     }
@@ -427,9 +548,10 @@ final class Campaign {
             return;
         }
         awaitedCall = 0;
+        T value = null;
+        Throwable failure = null;
         if (!reply.isDone()) {
-            next.accept(
-                    null,
+            failure =
                     new QueryTimeoutException(
                             "redlease: "
                                     + what
@@ -437,21 +559,18 @@ final class Campaign {
                                     + elector.name()
                                     + "' got no reply within "
                                     + TimeUnit.NANOSECONDS.toMillis(timeoutNanos)
-                                    + "ms"));
-            return;
+                                    + "ms");
+        } else {
+            try {
+                value = reply.getNow(null);
+            } catch (CompletionException ex) {
+                failure = ex.getCause() != null ? ex.getCause() : ex;
+            } catch (CancellationException ex) {
+                failure = ex;
+            }
         }
-        T value;
-        try {
-            value = reply.get();
-        } catch (ExecutionException | CompletionException ex) {
-            next.accept(null, ex.getCause() != null ? ex.getCause() : ex);
-            return;
-        } catch (InterruptedException ex) {
-            Thread.currentThread().interrupt();
-            next.accept(null, ex);
-            return;
-        }
-        next.accept(value, null);
+        elector.recordRoundTrip(failure);
+        next.accept(failure == null ? value : null, failure);
     }
 
     private void notifyError(Operation operation, @Nullable Throwable error) {

@@ -1,5 +1,7 @@
 package io.redlease.core;
 
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.output.IntegerOutput;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -15,7 +17,12 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
+import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.ReturnType;
+import org.springframework.data.redis.connection.lettuce.LettuceConnection;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.RedisAccessor;
 import org.springframework.data.redis.core.RedisOperations;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.core.script.RedisScript;
@@ -77,7 +84,12 @@ public final class Elector implements AutoCloseable {
 
     private final String releaseChannel;
 
+    private final @Nullable RedisConnectionFactory connectionFactory;
+
     private final AtomicReference<@Nullable Campaign> campaign = new AtomicReference<>();
+
+    /** The failure of the loop's last round trip, or null when it succeeded. */
+    private volatile @Nullable Throwable redisFailure;
 
     private volatile @Nullable Term current;
 
@@ -117,6 +129,24 @@ public final class Elector implements AutoCloseable {
             throw new IllegalArgumentException("redlease: config must not be null");
         }
         requirePlainKeys(redis);
+        this.connectionFactory =
+                redis instanceof RedisAccessor accessor ? accessor.getConnectionFactory() : null;
+        if (isCluster(connectionFactory) && !hasHashTag(config.name())) {
+            throw new InvalidElectorConfigException(
+                    InvalidElectorConfigException.Setting.NAME,
+                    "redlease: on Redis Cluster the name must contain a hash tag so that all its"
+                            + " keys share one slot, e.g. '{"
+                            + config.name()
+                            + "}'; got '"
+                            + config.name()
+                            + "'");
+        }
+        if (config.replicaAcknowledgements() > 0 && connectionFactory == null) {
+            throw new InvalidElectorConfigException(
+                    InvalidElectorConfigException.Setting.REPLICA_ACKNOWLEDGEMENT,
+                    "redlease: replica acknowledgement needs a RedisTemplate (its connection factory"
+                            + " opens the dedicated connection WAIT runs on)");
+        }
         this.redis = redis;
         this.config = config;
         this.observer = Observer.composite(config.observers());
@@ -127,6 +157,16 @@ public final class Elector implements AutoCloseable {
         this.acquireKeys = List.of(name + ":leader", name + ":fence", markKey);
         this.ttlMillis = Long.toString(Math.max(config.ttl().toMillis(), 1));
         this.releaseChannel = releaseChannel(name);
+    }
+
+    /** Returns whether the name contains a Redis Cluster hash tag: "{", one or more chars, "}". */
+    static boolean hasHashTag(String name) {
+        int open = name.indexOf('{');
+        return open >= 0 && name.indexOf('}', open + 1) > open + 1;
+    }
+
+    private static boolean isCluster(@Nullable RedisConnectionFactory factory) {
+        return factory instanceof LettuceConnectionFactory lettuce && lettuce.isClusterAware();
     }
 
     /** Returns the Pub/Sub channel on which a release of the named election is announced. */
@@ -181,6 +221,33 @@ public final class Elector implements AutoCloseable {
     /** Returns whether the elector has been started and not yet stopped. */
     public boolean isRunning() {
         return campaign.get() != null;
+    }
+
+    /**
+     * Returns the failure of the elector's last round trip to Redis (acquire, renewal or release),
+     * or empty when it succeeded or the elector is not running. Useful for health checks: a
+     * follower that reaches Redis is healthy, one that cannot is not.
+     */
+    public Optional<Throwable> redisFailure() {
+        return isRunning() ? Optional.ofNullable(redisFailure) : Optional.empty();
+    }
+
+    /**
+     * Reads who holds the lease now and for how long, with one read-only round trip on the calling
+     * thread.
+     *
+     * @return the holder, or empty when the lease is free
+     * @throws org.springframework.dao.DataAccessException if Redis fails
+     */
+    public Optional<LeaseHolder> holder() {
+        List<Object> reply = redis.execute(Scripts.HOLDER, STRING, ListReply.INSTANCE, leaseKeys);
+        if (reply == null || reply.size() != 2 || reply.get(0) == null) {
+            return Optional.empty();
+        }
+        long pttl = asLong(reply.get(1));
+        return Optional.of(
+                new LeaseHolder(
+                        String.valueOf(reply.get(0)), pttl >= 0 ? Duration.ofMillis(pttl) : null));
     }
 
     /**
@@ -454,8 +521,58 @@ public final class Elector implements AutoCloseable {
         return reply != null && reply == 1L;
     }
 
+    /**
+     * Renews the lease on a dedicated connection and waits until the configured number of replicas
+     * have everything written before it, including the acquire; returns how many did.
+     */
+    long confirmReplicas() {
+        RedisConnectionFactory factory = connectionFactory;
+        if (factory == null) {
+            throw new IllegalStateException(
+                    "redlease: replica acknowledgement needs a RedisTemplate");
+        }
+        byte[][] renewArgs = {
+            bytes(leaseKeys.get(0)), bytes(config.instanceId()), bytes(ttlMillis)
+        };
+        byte[][] waitArgs = {
+            bytes(Integer.toString(config.replicaAcknowledgements())),
+            bytes(Long.toString(config.replicaAcknowledgementTimeout().toMillis()))
+        };
+        List<Object> replies;
+        try (RedisConnection connection = factory.getConnection()) {
+            // A pipeline runs on a connection of its own, so WAIT blocks no shared connection and
+            // counts exactly the writes before it on this one: the renewal, and so the acquire.
+            connection.openPipeline();
+            connection
+                    .scriptingCommands()
+                    .eval(
+                            bytes(Scripts.RENEW.getScriptAsString()),
+                            ReturnType.INTEGER,
+                            1,
+                            renewArgs);
+            if (connection instanceof LettuceConnection lettuce) {
+                lettuce.execute("WAIT", new IntegerOutput<>(ByteArrayCodec.INSTANCE), waitArgs);
+            } else {
+                connection.execute("WAIT", waitArgs);
+            }
+            replies = connection.closePipeline();
+        }
+        if (replies.size() != 2 || asLong(replies.get(0)) != 1L) {
+            return -1;
+        }
+        return asLong(replies.get(1));
+    }
+
     String ttlMillis() {
         return ttlMillis;
+    }
+
+    @Nullable RedisConnectionFactory connectionFactory() {
+        return connectionFactory;
+    }
+
+    void recordRoundTrip(@Nullable Throwable failure) {
+        redisFailure = failure;
     }
 
     Observer observer() {
@@ -517,7 +634,11 @@ public final class Elector implements AutoCloseable {
         return value;
     }
 
-    private static long asLong(Object value) {
+    private static byte[] bytes(String value) {
+        return value.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static long asLong(@Nullable Object value) {
         if (value instanceof Long number) {
             return number;
         }
@@ -568,6 +689,14 @@ public final class Elector implements AutoCloseable {
         template.afterPropertiesSet();
         return template;
     }
+
+    /**
+     * Who holds an election's lease, as read from Redis.
+     *
+     * @param instanceId the holder's instance id
+     * @param remaining how long the lease has left, or null when it has no expiry
+     */
+    public record LeaseHolder(String instanceId, @Nullable Duration remaining) {}
 
     /** The outcome of one acquire attempt. */
     record AcquireReply(long token, long holderTtlMillis) {}

@@ -1,5 +1,6 @@
 package io.redlease.core;
 
+import io.redlease.core.InvalidElectorConfigException.Setting;
 import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -50,6 +51,12 @@ public final class ElectorConfig {
 
     private final boolean leaseAwareScheduling;
 
+    private final boolean releaseNotifications;
+
+    private final int ackReplicas;
+
+    private final Duration ackTimeout;
+
     private final LongSupplier clock;
 
     private ElectorConfig(Builder builder, Duration ttl, Duration renew, Duration acquire) {
@@ -60,6 +67,9 @@ public final class ElectorConfig {
         this.instanceId = builder.instanceId.isEmpty() ? generateInstanceId() : builder.instanceId;
         this.observers = List.copyOf(builder.observers);
         this.leaseAwareScheduling = builder.leaseAwareScheduling;
+        this.releaseNotifications = builder.releaseNotifications;
+        this.ackReplicas = builder.ackReplicas;
+        this.ackTimeout = builder.ackTimeout;
         this.clock = builder.clock;
     }
 
@@ -112,6 +122,27 @@ public final class ElectorConfig {
     }
 
     /**
+     * Returns whether a release is announced on Pub/Sub and followers listen for it, so a graceful
+     * hand-off takes about one round trip instead of a poll interval.
+     */
+    public boolean releaseNotifications() {
+        return releaseNotifications;
+    }
+
+    /**
+     * Returns how many replicas must acknowledge a won term before it starts; 0 (the default) means
+     * no acknowledgement is awaited.
+     */
+    public int replicaAcknowledgements() {
+        return ackReplicas;
+    }
+
+    /** Returns how long to wait for the replicas to acknowledge a won term. */
+    public Duration replicaAcknowledgementTimeout() {
+        return ackTimeout;
+    }
+
+    /**
      * Returns how long an acquire attempt may take: min(acquire interval, ttl - renew interval).
      */
     Duration acquireTimeout() {
@@ -133,6 +164,9 @@ public final class ElectorConfig {
         builder.instanceId = instanceId;
         builder.observers.addAll(observers);
         builder.leaseAwareScheduling = leaseAwareScheduling;
+        builder.releaseNotifications = releaseNotifications;
+        builder.ackReplicas = ackReplicas;
+        builder.ackTimeout = ackTimeout;
         builder.clock = clock;
         return builder;
     }
@@ -192,6 +226,12 @@ public final class ElectorConfig {
         private final List<Observer> observers = new ArrayList<>();
 
         private boolean leaseAwareScheduling = true;
+
+        private boolean releaseNotifications = true;
+
+        private int ackReplicas;
+
+        private Duration ackTimeout = Duration.ZERO;
 
         private LongSupplier clock = System::nanoTime;
 
@@ -259,9 +299,41 @@ public final class ElectorConfig {
         }
 
         /**
+         * Sets whether a release is announced on the Pub/Sub channel {@code <name>:released} and
+         * followers listening on it try to acquire at once; true by default. Followers still poll,
+         * so a lost notification only costs the polling delay. Needs a {@code RedisTemplate} (the
+         * connection factory is taken from it); off on Redis Cluster, where followers poll.
+         */
+        public Builder releaseNotifications(boolean releaseNotifications) {
+            this.releaseNotifications = releaseNotifications;
+            return this;
+        }
+
+        /**
+         * Makes a won term wait until {@code replicas} replicas have acknowledged it (Redis {@code
+         * WAIT}, after an ownership-checked renewal on a dedicated connection) before it starts; a
+         * term not acknowledged within {@code timeout} is released and reported as an acquire
+         * error. This keeps a Sentinel failover from handing out a token twice when replication
+         * lagged; it does not make Redis replication synchronous. 0 replicas switches it off.
+         *
+         * @param replicas how many replicas must acknowledge, 0 for none
+         * @param timeout how long to wait; positive and below the acquire timeout
+         */
+        public Builder replicaAcknowledgement(int replicas, Duration timeout) {
+            if (replicas < 0) {
+                throw invalid(
+                        Setting.REPLICA_ACKNOWLEDGEMENT,
+                        "redlease: replica acknowledgement count must not be negative");
+            }
+            this.ackReplicas = replicas;
+            this.ackTimeout = required(timeout, "timeout");
+            return this;
+        }
+
+        /**
          * Replaces the monotonic clock the elector measures its lease with ({@code
-         * System::nanoTime} by default), in nanoseconds. Meant for fault-injection tests that
-         * make one instance's clock run fast or slow.
+         * System::nanoTime} by default), in nanoseconds. Meant for fault-injection tests that make
+         * one instance's clock run fast or slow.
          */
         public Builder clock(LongSupplier clock) {
             this.clock = required(clock, "clock");
@@ -276,33 +348,61 @@ public final class ElectorConfig {
          */
         public ElectorConfig build() {
             if (name.isEmpty()) {
-                throw new IllegalArgumentException("redlease: empty Name");
+                throw invalid(Setting.NAME, "redlease: empty Name");
             }
             if (ttl.isNegative() || renewInterval.isNegative() || acquireInterval.isNegative()) {
-                throw new IllegalArgumentException("redlease: negative durations are not valid");
+                Setting negative =
+                        ttl.isNegative()
+                                ? Setting.TTL
+                                : renewInterval.isNegative()
+                                        ? Setting.RENEW_INTERVAL
+                                        : Setting.ACQUIRE_INTERVAL;
+                throw invalid(negative, "redlease: negative durations are not valid");
             }
             Duration ttl =
                     Duration.ofMillis((this.ttl.isZero() ? DEFAULT_TTL : this.ttl).toMillis());
             if (ttl.compareTo(MIN_TTL) < 0) {
-                throw new IllegalArgumentException("redlease: TTL must be at least 100ms");
+                throw invalid(Setting.TTL, "redlease: TTL must be at least 100ms");
             }
             Duration renew = renewInterval.isZero() ? ttl.dividedBy(3) : renewInterval;
             Duration acquire = acquireInterval.isZero() ? ttl.dividedBy(2) : acquireInterval;
             if (renew.compareTo(ttl.dividedBy(2)) > 0) {
-                throw new IllegalArgumentException("redlease: RenewInterval must be at most TTL/2");
+                throw invalid(
+                        Setting.RENEW_INTERVAL, "redlease: RenewInterval must be at most TTL/2");
             }
             if (acquire.compareTo(ttl) >= 0) {
-                throw new IllegalArgumentException(
+                throw invalid(
+                        Setting.ACQUIRE_INTERVAL,
                         "redlease: AcquireInterval must be less than TTL");
             }
             if (renew.compareTo(MIN_INTERVAL) < 0) {
-                throw new IllegalArgumentException("redlease: RenewInterval must be at least 1ms");
+                throw invalid(
+                        Setting.RENEW_INTERVAL, "redlease: RenewInterval must be at least 1ms");
             }
             if (acquire.compareTo(MIN_INTERVAL) < 0) {
-                throw new IllegalArgumentException(
-                        "redlease: AcquireInterval must be at least 1ms");
+                throw invalid(
+                        Setting.ACQUIRE_INTERVAL, "redlease: AcquireInterval must be at least 1ms");
+            }
+            if (ackReplicas > 0) {
+                Duration rest = ttl.minus(renew);
+                Duration acquireTimeout = acquire.compareTo(rest) < 0 ? acquire : rest;
+                if (ackTimeout.isNegative()
+                        || ackTimeout.isZero()
+                        || ackTimeout.compareTo(acquireTimeout) >= 0) {
+                    throw invalid(
+                            Setting.REPLICA_ACKNOWLEDGEMENT,
+                            "redlease: replica acknowledgement timeout must be positive and less"
+                                    + " than the acquire timeout, min(AcquireInterval, TTL -"
+                                    + " RenewInterval) = "
+                                    + acquireTimeout.toMillis()
+                                    + "ms");
+                }
             }
             return new ElectorConfig(this, ttl, renew, acquire);
+        }
+
+        private static InvalidElectorConfigException invalid(Setting setting, String message) {
+            return new InvalidElectorConfigException(setting, message);
         }
 
         private static <T> T required(@Nullable T value, String argument) {

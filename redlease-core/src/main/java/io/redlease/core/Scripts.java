@@ -29,6 +29,8 @@ final class Scripts {
 
     static final RedisScript<Long> RELEASE = RedisScript.of(load("release.lua"), Long.class);
 
+    static final RedisScript<List<Object>> HOLDER = RedisScript.of(load("holder.lua"), LIST);
+
     static final RedisScript<Long> FENCE_SET = fenced("redis.call('SET', KEYS[2], ARGV[2])");
 
     static final RedisScript<Long> FENCE_HSET =

@@ -1,6 +1,7 @@
 package io.redlease.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
 import java.time.Duration;
@@ -73,9 +74,11 @@ class ElectorConfigTests {
         assertThatIllegalArgumentException()
                 .isThrownBy(() -> ElectorConfig.builder("").build())
                 .withMessage("redlease: empty Name");
-        assertThatIllegalArgumentException()
+        assertThatExceptionOfType(InvalidElectorConfigException.class)
                 .isThrownBy(() -> ElectorConfig.builder(null).build())
-                .withMessage("redlease: empty Name");
+                .withMessage("redlease: empty Name")
+                .extracting(InvalidElectorConfigException::setting)
+                .isEqualTo(InvalidElectorConfigException.Setting.NAME);
     }
 
     @Test
@@ -166,5 +169,60 @@ class ElectorConfigTests {
         assertThat(copy.instanceId()).isEqualTo("a");
         assertThat(copy.observers()).containsExactly(observer);
         assertThat(copy.leaseAwareScheduling()).isFalse();
+    }
+
+    @ParameterizedTest(name = "{3}")
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "-1 | 0 | 0 | TTL",
+                "0 | -1 | 0 | RENEW_INTERVAL",
+                "0 | 0 | -1 | ACQUIRE_INTERVAL",
+                "50000000 | 0 | 0 | TTL",
+                "1000000000 | 600000000 | 0 | RENEW_INTERVAL",
+                "0 | 1 | 0 | RENEW_INTERVAL",
+                "1000000000 | 0 | 1000000000 | ACQUIRE_INTERVAL",
+                "0 | 0 | 500000 | ACQUIRE_INTERVAL",
+            })
+    void theExceptionNamesTheSettingThatBrokeARule(
+            long ttl, long renew, long acquire, String setting) {
+        assertThatExceptionOfType(InvalidElectorConfigException.class)
+                .isThrownBy(() -> build(ttl, renew, acquire))
+                .extracting(InvalidElectorConfigException::setting)
+                .isEqualTo(InvalidElectorConfigException.Setting.valueOf(setting));
+    }
+
+    @Test
+    void replicaAcknowledgementIsValidated() {
+        assertThatExceptionOfType(InvalidElectorConfigException.class)
+                .isThrownBy(
+                        () ->
+                                ElectorConfig.builder("test")
+                                        .replicaAcknowledgement(-1, Duration.ofMillis(10)))
+                .withMessage("redlease: replica acknowledgement count must not be negative");
+        assertThatExceptionOfType(InvalidElectorConfigException.class)
+                .isThrownBy(
+                        () ->
+                                ElectorConfig.builder("test")
+                                        .replicaAcknowledgement(1, Duration.ZERO)
+                                        .build())
+                .withMessageContaining("must be positive and less than the acquire timeout")
+                .extracting(InvalidElectorConfigException::setting)
+                .isEqualTo(InvalidElectorConfigException.Setting.REPLICA_ACKNOWLEDGEMENT);
+        assertThatExceptionOfType(InvalidElectorConfigException.class)
+                .isThrownBy(
+                        () ->
+                                ElectorConfig.builder("test")
+                                        .replicaAcknowledgement(1, Duration.ofMillis(2500))
+                                        .build())
+                .withMessageContaining("2500ms");
+        ElectorConfig config =
+                ElectorConfig.builder("test")
+                        .replicaAcknowledgement(1, Duration.ofMillis(100))
+                        .build();
+        assertThat(config.replicaAcknowledgements()).isOne();
+        assertThat(config.replicaAcknowledgementTimeout()).isEqualTo(Duration.ofMillis(100));
+        assertThat(ElectorConfig.builder("test").build().replicaAcknowledgements()).isZero();
+        assertThat(ElectorConfig.builder("test").build().releaseNotifications()).isTrue();
     }
 }

@@ -10,6 +10,7 @@ import io.redlease.test.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -362,12 +363,14 @@ class ElectorTests {
     }
 
     @Test
-    void stopWaitsForTheTaskThenReleases() {
+    void stopWaitsForTheTaskThenReleases() throws InterruptedException {
         Recorder recorder = new Recorder();
         AtomicBoolean finished = new AtomicBoolean();
+        CountDownLatch running = new CountDownLatch(1);
         Elector elector = elector("a", recorder);
         elector.start(
                 term -> {
+                    running.countDown();
                     try {
                         term.awaitEnd();
                     } catch (InterruptedException ex) {
@@ -376,7 +379,7 @@ class ElectorTests {
                         finished.set(true);
                     }
                 });
-        recorder.await("elected", 1);
+        assertThat(running.await(5, TimeUnit.SECONDS)).isTrue();
         elector.stop();
         assertThat(finished).isTrue();
         assertThat(recorder.kinds()).containsExactly("elected", "applied", "steppedDown");

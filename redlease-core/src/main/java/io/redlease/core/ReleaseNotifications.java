@@ -1,0 +1,94 @@
+package io.redlease.core;
+
+import java.nio.charset.StandardCharsets;
+import java.util.IdentityHashMap;
+import java.util.Map;
+import java.util.concurrent.Executor;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.springframework.data.redis.connection.MessageListener;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.listener.ChannelTopic;
+import org.springframework.data.redis.listener.RedisMessageListenerContainer;
+
+/**
+ * Listens for lease releases announced on Pub/Sub and wakes the followers waiting for them: one
+ * subscription connection per connection factory, however many elections use it.
+ *
+ * <p>Correctness never depends on a notification: followers keep polling, so a lost one costs only
+ * the polling delay.
+ */
+final class ReleaseNotifications {
+
+    private static final Log logger = LogFactory.getLog(ReleaseNotifications.class);
+
+    private static final Map<RedisConnectionFactory, ReleaseNotifications> byFactory =
+            new IdentityHashMap<>();
+
+    private final RedisConnectionFactory factory;
+
+    private final RedisMessageListenerContainer container;
+
+    private int listeners;
+
+    private ReleaseNotifications(RedisConnectionFactory factory, Executor executor) {
+        this.factory = factory;
+        this.container = new RedisMessageListenerContainer();
+        container.setConnectionFactory(factory);
+        container.setTaskExecutor(Runnable::run);
+        container.setSubscriptionExecutor(executor);
+        container.setBeanName("redlease-release-notifications");
+        container.afterPropertiesSet();
+        container.start();
+    }
+
+    /**
+     * Subscribes to one election's release channel; call off the loop thread, as subscribing waits
+     * for Redis.
+     *
+     * @param ownId releases by this instance id are ignored
+     * @param wake called, on a client thread, for each release by another instance
+     * @return the subscription, to close when the elector stops
+     */
+    static AutoCloseable subscribe(
+            RedisConnectionFactory factory,
+            Executor executor,
+            String channel,
+            String ownId,
+            Runnable wake) {
+        byte[] own = ownId.getBytes(StandardCharsets.UTF_8);
+        MessageListener listener =
+                (message, pattern) -> {
+                    if (!java.util.Arrays.equals(message.getBody(), own)) {
+                        wake.run();
+                    }
+                };
+        ChannelTopic topic = new ChannelTopic(channel);
+        ReleaseNotifications notifications;
+        synchronized (byFactory) {
+            notifications =
+                    byFactory.computeIfAbsent(factory, f -> new ReleaseNotifications(f, executor));
+            notifications.listeners++;
+        }
+        notifications.container.addMessageListener(listener, topic);
+        return () -> notifications.remove(listener, topic);
+    }
+
+    private void remove(MessageListener listener, ChannelTopic topic) {
+        container.removeMessageListener(listener, topic);
+        boolean last;
+        synchronized (byFactory) {
+            last = --listeners == 0;
+            if (last) {
+                byFactory.remove(factory);
+            }
+        }
+        if (last) {
+            try {
+                container.destroy();
+            } catch (Exception ex) {
+                logger.debug("redlease: closing the release subscription failed", ex);
+            }
+        }
+    }
+}

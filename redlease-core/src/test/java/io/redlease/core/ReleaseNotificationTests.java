@@ -1,0 +1,177 @@
+package io.redlease.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.redlease.test.RedisExtension;
+import io.redlease.test.RedisServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+/**
+ * Graceful hand-off through release notifications: a follower told of a release acquires at once;
+ * without a notification it still gets there by polling.
+ */
+@ExtendWith(RedisExtension.class)
+class ReleaseNotificationTests {
+
+    /** Followers poll every 4 s here, so anything much faster came from a notification. */
+    private static final Duration POLL = Duration.ofSeconds(4);
+
+    private final Templates templates = new Templates();
+
+    private final List<Elector> electors = new ArrayList<>();
+
+    private StringRedisTemplate redis;
+
+    private RedisServer server;
+
+    private String name;
+
+    @BeforeEach
+    void setUp(RedisServer server, TestInfo info) {
+        this.server = server;
+        this.redis = templates.on(server);
+        this.name = Names.unique(info);
+    }
+
+    @AfterEach
+    void tearDown() {
+        electors.forEach(Elector::close);
+        templates.close();
+    }
+
+    private Elector elector(String id, boolean notifications, Recorder recorder) {
+        Elector elector =
+                new Elector(
+                        redis,
+                        ElectorConfig.builder(name)
+                                .ttl(Duration.ofSeconds(10))
+                                .acquireInterval(POLL)
+                                .instanceId(id)
+                                .releaseNotifications(notifications)
+                                .observer(recorder)
+                                .build());
+        electors.add(elector);
+        return elector;
+    }
+
+    /** Starts a leader and a follower and waits until the follower is subscribed. */
+    private Elector leaderWithFollower(Recorder leader, Recorder follower, boolean notify) {
+        Elector a = elector("a", true, leader);
+        a.start();
+        leader.await("elected", 1);
+        Elector b = elector("b", notify, follower);
+        b.start();
+        follower.await("follower", 1);
+        if (notify) {
+            org.awaitility.Awaitility.await().until(() -> subscribers() >= 1);
+        }
+        return a;
+    }
+
+    private long subscribers() {
+        return subscribers(Elector.releaseChannel(name));
+    }
+
+    private long subscribers(String channel) {
+        List<?> reply = (List<?>) server.command("PUBSUB", "NUMSUB", channel);
+        return (Long) reply.get(1);
+    }
+
+    @Test
+    void gracefulHandOffWakesTheFollowerAtOnce() {
+        Recorder leader = new Recorder();
+        Recorder follower = new Recorder();
+        Elector a = leaderWithFollower(leader, follower, true);
+        long released = System.nanoTime();
+        a.stop();
+        Recorder.Event elected = follower.await("elected", 1);
+        assertThat(Duration.ofNanos(elected.nanos() - released)).isLessThan(POLL.dividedBy(2));
+        assertThat(elected.token()).isGreaterThan(leader.electedTokens().get(0));
+    }
+
+    @Test
+    void withoutNotificationsTheFollowerWaitsForItsPoll() {
+        Recorder leader = new Recorder();
+        Recorder follower = new Recorder();
+        Elector a = leaderWithFollower(leader, follower, false);
+        long followerSince = follower.events("follower").get(0).nanos();
+        a.stop();
+        Recorder.Event elected = follower.await("elected", 1, Duration.ofSeconds(10));
+        // The first poll after becoming a follower comes no sooner than 90 % of the interval.
+        assertThat(Duration.ofNanos(elected.nanos() - followerSince))
+                .isGreaterThanOrEqualTo(POLL.multipliedBy(9).dividedBy(10));
+    }
+
+    @Test
+    void aLostNotificationOnlyCostsThePollingDelay() {
+        Recorder leader = new Recorder();
+        Recorder follower = new Recorder();
+        leaderWithFollower(leader, follower, true);
+        long followerSince = follower.events("follower").get(0).nanos();
+        // The lease vanishes without an announcement (expired, deleted by an operator).
+        redis.delete(name + ":leader");
+        Recorder.Event elected = follower.await("elected", 1, Duration.ofSeconds(10));
+        assertThat(Duration.ofNanos(elected.nanos() - followerSince))
+                .isGreaterThanOrEqualTo(POLL.multipliedBy(9).dividedBy(10));
+    }
+
+    @Test
+    void aNotificationForAnotherElectionOrFromItselfDoesNotWakeAFollower() {
+        Recorder leader = new Recorder();
+        Recorder follower = new Recorder();
+        leaderWithFollower(leader, follower, true);
+        long followerSince = follower.events("follower").get(0).nanos();
+        redis.convertAndSend(Elector.releaseChannel(name + "-other"), "x");
+        redis.convertAndSend(Elector.releaseChannel(name), "b");
+        redis.delete(name + ":leader");
+        Recorder.Event elected = follower.await("elected", 1, Duration.ofSeconds(10));
+        assertThat(Duration.ofNanos(elected.nanos() - followerSince))
+                .isGreaterThanOrEqualTo(POLL.multipliedBy(9).dividedBy(10));
+    }
+
+    @Test
+    void electionsOfOneConnectionFactoryShareOneSubscriptionConnection() {
+        Recorder leader = new Recorder();
+        leaderWithFollower(leader, new Recorder(), true);
+        List<String> names = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            String other = name + "-" + i;
+            names.add(other);
+            Recorder recorder = new Recorder();
+            Elector elector =
+                    new Elector(
+                            redis,
+                            ElectorConfig.builder(other)
+                                    .instanceId("f")
+                                    .observer(recorder)
+                                    .build());
+            electors.add(elector);
+            elector.start();
+            recorder.await("elected", 1);
+        }
+        for (String other : names) {
+            org.awaitility.Awaitility.await()
+                    .until(() -> subscribers(Elector.releaseChannel(other)) == 1);
+        }
+        String clients = (String) server.command("CLIENT", "LIST");
+        long subscribedConnections =
+                clients.lines().filter(line -> !line.contains(" sub=0 ")).count();
+        assertThat(subscribedConnections).isEqualTo(1);
+    }
+
+    @Test
+    void theSubscriptionEndsWithTheLastElector() {
+        Recorder leader = new Recorder();
+        leaderWithFollower(leader, new Recorder(), true);
+        electors.forEach(Elector::close);
+        org.awaitility.Awaitility.await().until(() -> subscribers() == 0);
+    }
+}
