@@ -346,11 +346,13 @@ final class Campaign {
                         () -> {
                             Throwable failure = null;
                             if (term.bind(Thread.currentThread())) {
+                                BoundTerms.push(term);
                                 try {
                                     task.lead(term);
                                 } catch (Throwable ex) {
                                     failure = ex;
                                 } finally {
+                                    BoundTerms.pop();
                                     term.unbind(Thread.currentThread());
                                 }
                             }

@@ -88,6 +88,14 @@ public final class Elector implements AutoCloseable {
 
     private final AtomicReference<@Nullable Campaign> campaign = new AtomicReference<>();
 
+    private final Object calls = new Object();
+
+    /** Calls running inside a term ({@link Term#execute}); guarded by {@link #calls}. */
+    private int callsInFlight;
+
+    /** Completed once stopping may proceed: no call in flight; guarded by {@link #calls}. */
+    private @Nullable CompletableFuture<Void> drained;
+
     /** The failure of the loop's last round trip, or null when it succeeded. */
     private volatile @Nullable Throwable redisFailure;
 
@@ -315,9 +323,11 @@ public final class Elector implements AutoCloseable {
     }
 
     /**
-     * Stops contending and steps down gracefully: ends the term, waits for the task to return,
-     * releases the lease and notifies the observers. Returns when that is done; returns at once
-     * when called from the elector's own task or observer, or when not running.
+     * Stops contending and steps down gracefully: admits no new calls into the term ({@code
+     * LeaderOnly} methods are skipped), waits for those in flight, then ends the term, waits for
+     * the task to return, releases the lease and notifies the observers. Returns when that is done;
+     * returns at once when called from the elector's own task, a call in its term or an observer,
+     * or when not running.
      */
     public void stop() {
         CompletableFuture<Void> stopped = stopAsync();
@@ -352,8 +362,21 @@ public final class Elector implements AutoCloseable {
         if (run == null) {
             return CompletableFuture.completedFuture(null);
         }
-        run.requestStop();
-        return run.done().copy();
+        CompletableFuture<Void> drain;
+        synchronized (calls) {
+            if (drained == null) {
+                drained = new CompletableFuture<>();
+                if (callsInFlight == 0) {
+                    drained.complete(null);
+                }
+            }
+            drain = drained;
+        }
+        return drain.thenCompose(
+                ignored -> {
+                    run.requestStop();
+                    return run.done();
+                });
     }
 
     /** Stops the elector; see {@link #stop()}. The elector may be started again afterwards. */
@@ -606,11 +629,37 @@ public final class Elector implements AutoCloseable {
     }
 
     void runEnded(Campaign run) {
+        synchronized (calls) {
+            drained = null;
+        }
         campaign.compareAndSet(run, null);
     }
 
+    /** Admits a call into a term, unless the elector is draining calls to stop. */
+    boolean enterCall() {
+        synchronized (calls) {
+            if (drained != null) {
+                return false;
+            }
+            callsInFlight++;
+            return true;
+        }
+    }
+
+    void exitCall() {
+        CompletableFuture<Void> drain;
+        synchronized (calls) {
+            callsInFlight--;
+            drain = callsInFlight == 0 ? drained : null;
+        }
+        if (drain != null) {
+            drain.complete(null);
+        }
+    }
+
+    /** Whether the calling thread works for a term of this elector (its task, a bound call). */
     private boolean onOwnTaskThread() {
-        return Thread.currentThread().getName().startsWith("redlease-leader-" + name() + "-");
+        return BoundTerms.of(this) != null;
     }
 
     @Override

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
@@ -100,6 +101,56 @@ public final class Term {
      */
     public boolean awaitEnd(Duration timeout) throws InterruptedException {
         return ended.await(timeout.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * Runs work on the calling thread as part of this term, and interrupts the thread if the term
+     * ends meanwhile; see {@link #execute(Callable, boolean)}.
+     */
+    public <T> T execute(Callable<T> work) throws Exception {
+        return execute(work, true);
+    }
+
+    /**
+     * Runs work on the calling thread as part of this term. During the call {@link
+     * LeadershipContext} answers for this term, and stopping the elector waits for the call to
+     * return before it releases the lease. This is what {@code @LeaderOnly} does around a method.
+     *
+     * @param work the work
+     * @param interruptOnEnd whether to interrupt the thread if the term ends during the call; the
+     *     interrupt status is cleared again when the call returns
+     * @return what the work returned
+     * @throws TermEndedException if the term has already ended or the elector is stopping; the work
+     *     did not run
+     * @throws Exception what the work threw
+     */
+    public <T> T execute(Callable<T> work, boolean interruptOnEnd) throws Exception {
+        Thread thread = Thread.currentThread();
+        if (!elector.enterCall()) {
+            throw notActive();
+        }
+        try {
+            if (interruptOnEnd ? !bind(thread) : !isActive()) {
+                throw notActive();
+            }
+            BoundTerms.push(this);
+            try {
+                return work.call();
+            } finally {
+                BoundTerms.pop();
+                if (interruptOnEnd && unbind(thread)) {
+                    // The end of the term interrupted this call; do not leak that to the caller's
+                    // thread (often a pooled scheduler thread).
+                    Thread.interrupted();
+                }
+            }
+        } finally {
+            elector.exitCall();
+        }
+    }
+
+    private TermEndedException notActive() {
+        return new TermEndedException(this);
     }
 
     /**

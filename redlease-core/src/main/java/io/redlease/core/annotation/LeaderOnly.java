@@ -1,0 +1,49 @@
+package io.redlease.core.annotation;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Runs the annotated method (or every method of the annotated type) only while this instance leads
+ * an election; typically on a {@code @Scheduled} method, so that exactly one instance does the job.
+ *
+ * <p>When this instance leads, the call runs with the current term bound to the thread: {@link
+ * io.redlease.core.LeadershipContext#fencer()} returns that term's fencer, and, unless {@link
+ * #interruptOnStepDown()} is false, the thread is interrupted if the term ends during the call.
+ * When it does not lead, the call is skipped ({@link WhenNotLeader#SKIP}) or rejected with a {@link
+ * io.redlease.core.NotLeaderException} ({@link WhenNotLeader#REJECT}). The check costs no Redis
+ * round trip: it reads the elector's current term.
+ *
+ * <p>A skipped call returns: nothing for {@code void}; {@code Optional.empty()} for {@code
+ * Optional}; a future completed with {@code null} for {@code CompletableFuture} and {@code
+ * CompletionStage}; {@code null} for any other reference type. A method with a primitive return
+ * type and the skip policy is rejected when the bean is created, since no value would be honest.
+ *
+ * <p>Leading is not exclusive: a leader that is paused past its lease can still be running a call
+ * when a successor starts one. Route shared writes through the fencer.
+ */
+@Target({ElementType.METHOD, ElementType.TYPE})
+@Retention(RetentionPolicy.RUNTIME)
+@Documented
+public @interface LeaderOnly {
+
+    /** The election id; empty for the main election. */
+    String value() default "";
+
+    /** What happens to a call made while this instance does not lead. */
+    WhenNotLeader whenNotLeader() default WhenNotLeader.SKIP;
+
+    /** Whether the thread running the call is interrupted when the term ends during it. */
+    boolean interruptOnStepDown() default true;
+
+    /** What a {@code @LeaderOnly} call does when this instance does not lead. */
+    enum WhenNotLeader {
+        /** Return without running the method. */
+        SKIP,
+        /** Throw a {@link io.redlease.core.NotLeaderException}. */
+        REJECT
+    }
+}

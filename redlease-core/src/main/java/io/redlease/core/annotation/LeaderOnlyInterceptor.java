@@ -1,0 +1,115 @@
+package io.redlease.core.annotation;
+
+import io.redlease.core.Elections;
+import io.redlease.core.Elector;
+import io.redlease.core.NotLeaderException;
+import io.redlease.core.Term;
+import io.redlease.core.TermEndedException;
+import io.redlease.core.annotation.LeaderOnly.WhenNotLeader;
+import java.lang.reflect.Method;
+import java.lang.reflect.UndeclaredThrowableException;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Supplier;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.jspecify.annotations.Nullable;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+
+/**
+ * Runs a {@link LeaderOnly} method inside the election's current term, or skips or rejects it when
+ * this instance does not lead.
+ */
+public final class LeaderOnlyInterceptor implements MethodInterceptor {
+
+    private final Supplier<Elections> elections;
+
+    /**
+     * Creates the interceptor.
+     *
+     * @param elections supplies the application's elections, looked up at the first call
+     */
+    public LeaderOnlyInterceptor(Supplier<Elections> elections) {
+        this.elections = elections;
+    }
+
+    @Override
+    public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
+        Method method = invocation.getMethod();
+        Object target = invocation.getThis();
+        LeaderOnly leaderOnly =
+                find(method, target != null ? AopUtils.getTargetClass(target) : null);
+        if (leaderOnly == null) {
+            return invocation.proceed();
+        }
+        Elector elector = elections.get().get(leaderOnly.value());
+        Term term = elector.term().orElse(null);
+        if (term == null || !term.isActive()) {
+            return notLeader(method, leaderOnly, elector);
+        }
+        try {
+            return term.execute(() -> proceed(invocation), leaderOnly.interruptOnStepDown());
+        } catch (TermEndedException ex) {
+            if (ex.term() == term) {
+                // The term ended between the check and the call: the method did not run.
+                return notLeader(method, leaderOnly, elector);
+            }
+            throw ex;
+        } catch (UndeclaredThrowableException ex) {
+            throw ex.getUndeclaredThrowable();
+        }
+    }
+
+    private static @Nullable Object proceed(MethodInvocation invocation) throws Exception {
+        try {
+            return invocation.proceed();
+        } catch (Exception | Error ex) {
+            throw ex;
+        } catch (Throwable ex) {
+            throw new UndeclaredThrowableException(ex);
+        }
+    }
+
+    private static @Nullable Object notLeader(
+            Method method, LeaderOnly leaderOnly, Elector elector) {
+        Class<?> type = method.getReturnType();
+        if (leaderOnly.whenNotLeader() == WhenNotLeader.REJECT
+                || (type.isPrimitive() && type != void.class)) {
+            throw new NotLeaderException(
+                    elector.name(),
+                    "redlease: "
+                            + method.getDeclaringClass().getSimpleName()
+                            + "."
+                            + method.getName()
+                            + " runs only on the leader of '"
+                            + elector.name()
+                            + "', and this instance does not lead it");
+        }
+        return skippedResult(type);
+    }
+
+    /** Returns what a skipped call of a method with this return type returns. */
+    static @Nullable Object skippedResult(Class<?> type) {
+        if (type == Optional.class) {
+            return Optional.empty();
+        }
+        if (type == CompletableFuture.class || type == CompletionStage.class) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return null;
+    }
+
+    /** Finds the annotation on the method, else on its class. */
+    static @Nullable LeaderOnly find(Method method, @Nullable Class<?> targetClass) {
+        Method specific = AopUtils.getMostSpecificMethod(method, targetClass);
+        LeaderOnly onMethod =
+                AnnotatedElementUtils.findMergedAnnotation(specific, LeaderOnly.class);
+        if (onMethod != null) {
+            return onMethod;
+        }
+        Class<?> type = targetClass != null ? targetClass : method.getDeclaringClass();
+        return AnnotatedElementUtils.findMergedAnnotation(type, LeaderOnly.class);
+    }
+}
