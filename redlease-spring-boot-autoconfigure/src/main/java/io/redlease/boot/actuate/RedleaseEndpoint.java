@@ -1,0 +1,103 @@
+package io.redlease.boot.actuate;
+
+import io.redlease.boot.health.RedleaseHealthIndicator;
+import io.redlease.core.Elections;
+import io.redlease.core.Elector;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+import org.springframework.boot.actuate.endpoint.Access;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
+
+/**
+ * The {@code redlease} actuator endpoint: each election's role, token, current holder and lease
+ * time left (read), and resignation (write).
+ *
+ * <p>Its default access is read-only: resigning needs {@code
+ * management.endpoint.redlease.access=unrestricted}, and like every endpoint but health it is not
+ * exposed over HTTP unless listed in {@code management.endpoints.web.exposure.include}.
+ */
+@Endpoint(id = "redlease", defaultAccess = Access.READ_ONLY)
+public class RedleaseEndpoint {
+
+    private final Elections elections;
+
+    /**
+     * Creates the endpoint.
+     *
+     * @param elections the application's elections
+     */
+    public RedleaseEndpoint(Elections elections) {
+        this.elections = elections;
+    }
+
+    /** Returns every election's state, by election id. */
+    @ReadOperation
+    public Map<String, ElectionDescriptor> elections() {
+        Map<String, ElectionDescriptor> result = new LinkedHashMap<>();
+        elections.asMap().forEach((id, elector) -> result.put(id, describe(elector)));
+        return result;
+    }
+
+    /** Returns one election's state. */
+    @ReadOperation
+    public ElectionDescriptor election(@Selector String id) {
+        return describe(elections.get(id));
+    }
+
+    /**
+     * Makes this instance resign its term of an election, so another instance takes over.
+     *
+     * @param election the election id; the main election when absent
+     * @return the election's state after the request (the hand-over completes shortly after)
+     */
+    @WriteOperation
+    public ElectionDescriptor resign(@Nullable String election) {
+        Elector elector = elections.get(election);
+        elector.resign();
+        return describe(elector);
+    }
+
+    private static ElectionDescriptor describe(Elector elector) {
+        Elector.LeaseHolder holder = null;
+        String error = null;
+        try {
+            holder = elector.holder().orElse(null);
+        } catch (RuntimeException ex) {
+            error = ex.getClass().getSimpleName();
+        }
+        Duration remaining = holder == null ? null : holder.remaining();
+        return new ElectionDescriptor(
+                elector.name(),
+                elector.instanceId(),
+                RedleaseHealthIndicator.role(elector),
+                elector.token().isPresent() ? elector.token().getAsLong() : null,
+                holder == null ? null : holder.instanceId(),
+                remaining == null ? null : remaining.toMillis(),
+                error);
+    }
+
+    /**
+     * One election's state.
+     *
+     * @param name the election name
+     * @param instanceId this instance's id
+     * @param role {@code leader}, {@code follower} or {@code stopped}
+     * @param token this instance's token, when leading
+     * @param holder the instance id that holds the lease in Redis, if any
+     * @param leaseMillisLeft the lease's remaining time in milliseconds, if held with an expiry
+     * @param holderError why the holder could not be read, if it could not
+     */
+    public record ElectionDescriptor(
+            String name,
+            String instanceId,
+            String role,
+            @Nullable Long token,
+            @Nullable String holder,
+            @Nullable Long leaseMillisLeft,
+            @Nullable String holderError) {}
+}

@@ -1,0 +1,202 @@
+package io.redlease.boot.autoconfigure;
+
+import io.redlease.boot.autoconfigure.RedleaseProperties.Election;
+import io.redlease.core.Elections;
+import io.redlease.core.Elector;
+import io.redlease.core.ElectorConfig;
+import io.redlease.core.InvalidElectorConfigException;
+import io.redlease.core.InvalidElectorConfigException.Setting;
+import java.time.Duration;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+/**
+ * Builds the electors of the configured elections from {@link RedleaseProperties}: one String
+ * template over the application's connection factory, the properties (an extra election inherits
+ * what it does not set), then the customizers. Broken rules are reported against the property that
+ * set the value.
+ */
+final class ElectorFactory {
+
+    private final RedleaseProperties properties;
+
+    private final ObjectProvider<RedisConnectionFactory> connectionFactory;
+
+    private final List<ElectorCustomizer> customizers;
+
+    private @Nullable StringRedisTemplate template;
+
+    ElectorFactory(
+            RedleaseProperties properties,
+            ObjectProvider<RedisConnectionFactory> connectionFactory,
+            List<ElectorCustomizer> customizers) {
+        this.properties = properties;
+        this.connectionFactory = connectionFactory;
+        this.customizers = customizers;
+    }
+
+    /** Creates the elector of an election id ({@value Elections#DEFAULT} or a configured one). */
+    Elector create(String id) {
+        ElectorConfig config = config(id);
+        try {
+            return new Elector(template(), config);
+        } catch (InvalidElectorConfigException ex) {
+            throw invalid(id, ex);
+        }
+    }
+
+    /** Whether the election starts with the application. */
+    boolean autoStartup(String id) {
+        Election election = properties.getElections().get(id);
+        Boolean own = election == null ? null : election.getAutoStartup();
+        return own != null ? own : properties.isAutoStartup();
+    }
+
+    ElectorConfig config(String id) {
+        Election election = Elections.DEFAULT.equals(id) ? null : properties.getElections().get(id);
+        String name = election == null ? properties.getName() : election.getName();
+        if (name == null || name.isBlank()) {
+            throw new InvalidRedleasePropertyException(
+                    property(id, "name", true),
+                    name,
+                    "the election name must be set: every instance that contends for the election"
+                            + " uses the same name, and the Redis keys derive from it",
+                    "Set "
+                            + property(id, "name", true)
+                            + " (for example to the application's name); on Redis Cluster put"
+                            + " it in a hash tag, such as {report-builder}.",
+                    null);
+        }
+        ElectorConfig.Builder builder =
+                ElectorConfig.builder(name)
+                        .ttl(pick(election == null ? null : election.getTtl(), properties.getTtl()))
+                        .leaseAwareScheduling(properties.isLeaseAwareScheduling())
+                        .releaseNotifications(properties.isReleaseNotifications());
+        Duration renew =
+                pick(
+                        election == null ? null : election.getRenewInterval(),
+                        properties.getRenewInterval());
+        if (renew != null) {
+            builder.renewInterval(renew);
+        }
+        Duration acquire =
+                pick(
+                        election == null ? null : election.getAcquireInterval(),
+                        properties.getAcquireInterval());
+        if (acquire != null) {
+            builder.acquireInterval(acquire);
+        }
+        String instanceId =
+                pick(
+                        election == null ? null : election.getInstanceId(),
+                        properties.getInstanceId());
+        if (instanceId != null && !instanceId.isBlank()) {
+            builder.instanceId(instanceId);
+        }
+        RedleaseProperties.ReplicaAcknowledgement ack = properties.getReplicaAcknowledgement();
+        try {
+            if (ack.getReplicas() != 0) {
+                builder.replicaAcknowledgement(ack.getReplicas(), ack.getTimeout());
+            }
+            for (ElectorCustomizer customizer : customizers) {
+                customizer.customize(id, builder);
+            }
+            return builder.build();
+        } catch (InvalidElectorConfigException ex) {
+            throw invalid(id, ex);
+        }
+    }
+
+    private StringRedisTemplate template() {
+        StringRedisTemplate current = template;
+        if (current == null) {
+            RedisConnectionFactory factory = connectionFactory.getIfAvailable();
+            if (factory == null) {
+                throw new MissingRedisConnectionFactoryException();
+            }
+            current = new StringRedisTemplate(factory);
+            current.afterPropertiesSet();
+            template = current;
+        }
+        return current;
+    }
+
+    private static <T> @Nullable T pick(@Nullable T own, @Nullable T inherited) {
+        return own != null ? own : inherited;
+    }
+
+    /** Maps a broken rule to the property that set the value. */
+    private InvalidRedleasePropertyException invalid(String id, InvalidElectorConfigException ex) {
+        Election election = properties.getElections().get(id);
+        String rule = ex.getMessage().replaceFirst("^redlease: ", "");
+        Setting setting = ex.setting();
+        return switch (setting) {
+            case NAME -> {
+                String property = property(id, "name", true);
+                yield new InvalidRedleasePropertyException(
+                        property,
+                        election == null ? properties.getName() : election.getName(),
+                        rule,
+                        "Change " + property + " as the rule says.",
+                        ex);
+            }
+            case TTL -> {
+                boolean own = election != null && election.getTtl() != null;
+                String property = property(id, "ttl", own);
+                yield new InvalidRedleasePropertyException(
+                        property,
+                        own ? election.getTtl() : properties.getTtl(),
+                        rule,
+                        "Set " + property + " to at least 100ms; the default is 5s.",
+                        ex);
+            }
+            case RENEW_INTERVAL -> {
+                boolean own = election != null && election.getRenewInterval() != null;
+                String property = property(id, "renew-interval", own);
+                yield new InvalidRedleasePropertyException(
+                        property,
+                        own ? election.getRenewInterval() : properties.getRenewInterval(),
+                        rule,
+                        "Set "
+                                + property
+                                + " to at least 1ms and at most half the TTL, or remove it to"
+                                + " renew every third of the TTL.",
+                        ex);
+            }
+            case ACQUIRE_INTERVAL -> {
+                boolean own = election != null && election.getAcquireInterval() != null;
+                String property = property(id, "acquire-interval", own);
+                yield new InvalidRedleasePropertyException(
+                        property,
+                        own ? election.getAcquireInterval() : properties.getAcquireInterval(),
+                        rule,
+                        "Set "
+                                + property
+                                + " to at least 1ms and less than the TTL, or remove it to poll"
+                                + " every half TTL.",
+                        ex);
+            }
+            case REPLICA_ACKNOWLEDGEMENT ->
+                    new InvalidRedleasePropertyException(
+                            "redlease.replica-acknowledgement.timeout",
+                            properties.getReplicaAcknowledgement().getTimeout(),
+                            rule,
+                            "Set redlease.replica-acknowledgement.timeout to a positive duration"
+                                    + " below the acquire timeout, or"
+                                    + " redlease.replica-acknowledgement.replicas to 0 to turn"
+                                    + " the check off.",
+                            ex);
+        };
+    }
+
+    /** Returns the property path of a setting, on the election itself or inherited. */
+    private static String property(String id, String setting, boolean onElection) {
+        if (Elections.DEFAULT.equals(id) || !onElection) {
+            return "redlease." + setting;
+        }
+        return "redlease.elections." + id + "." + setting;
+    }
+}

@@ -1,0 +1,110 @@
+package io.redlease.boot.autoconfigure;
+
+import io.redlease.boot.event.LeadershipEventPublisher;
+import io.redlease.core.Elections;
+import io.redlease.core.Elector;
+import io.redlease.core.LeaderTask;
+import io.redlease.core.LeadershipContext;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.context.annotation.Bean;
+import org.springframework.core.Ordered;
+import org.springframework.core.annotation.Order;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+
+/**
+ * Auto-configuration of redlease leader election: one {@link Elector} per configured election over
+ * the application's {@link RedisConnectionFactory}, the {@link Elections} registry, {@link
+ * LeadershipContext}, leadership events and logging, and the lifecycle that starts the elections
+ * when the context is refreshed and steps them down on shutdown.
+ *
+ * <p>The main election's elector is the {@code redleaseElector} bean, replaced by any {@link
+ * Elector} bean of the application; {@link ElectorCustomizer} beans adjust every elector the
+ * auto-configuration builds. {@link LeaderTask} beans run in every term of the main election.
+ */
+@AutoConfiguration(
+        afterName = "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration")
+@ConditionalOnClass({Elector.class, RedisConnectionFactory.class})
+@ConditionalOnBooleanProperty(name = "redlease.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(RedleaseProperties.class)
+public final class RedleaseAutoConfiguration {
+
+    @Bean
+    ElectorFactory redleaseElectorFactory(
+            RedleaseProperties properties,
+            ObjectProvider<RedisConnectionFactory> connectionFactory,
+            ObjectProvider<ElectorCustomizer> customizers) {
+        return new ElectorFactory(
+                properties, connectionFactory, customizers.orderedStream().toList());
+    }
+
+    @Bean
+    @ConditionalOnMissingBean(Elector.class)
+    Elector redleaseElector(ElectorFactory electorFactory) {
+        return electorFactory.create(Elections.DEFAULT);
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    Elections redleaseElections(
+            ObjectProvider<Elector> elector,
+            ElectorFactory electorFactory,
+            RedleaseProperties properties) {
+        Map<String, Elector> electors = new LinkedHashMap<>();
+        electors.put(Elections.DEFAULT, elector.getObject());
+        for (String id : properties.getElections().keySet()) {
+            if (Elections.DEFAULT.equals(id)) {
+                throw new InvalidRedleasePropertyException(
+                        "redlease.elections." + id,
+                        id,
+                        "'" + Elections.DEFAULT + "' is the id of the main election",
+                        "Configure the main election with the top-level redlease.* properties, or"
+                                + " choose another id.",
+                        null);
+            }
+            electors.put(id, electorFactory.create(id));
+        }
+        return Elections.of(electors);
+    }
+
+    @Bean
+    @ConditionalOnMissingBean
+    LeadershipContext leadershipContext(Elections elections) {
+        return new LeadershipContext(elections);
+    }
+
+    @Bean
+    RedleaseLifecycle redleaseLifecycle(
+            Elections elections, ElectorFactory electorFactory, ObjectProvider<LeaderTask> tasks) {
+        List<LeaderTask> leaderTasks = tasks.orderedStream().toList();
+        LeaderTask mainTask =
+                switch (leaderTasks.size()) {
+                    case 0 -> null;
+                    case 1 -> leaderTasks.get(0);
+                    default -> new CompositeLeaderTask(leaderTasks);
+                };
+        return new RedleaseLifecycle(elections, electorFactory::autoStartup, mainTask);
+    }
+
+    @Bean
+    @Order(Ordered.HIGHEST_PRECEDENCE)
+    ElectorCustomizer redleaseLoggingCustomizer() {
+        return (id, builder) -> builder.observer(new LoggingObserver(builder.name()));
+    }
+
+    @Bean
+    @Order(Ordered.HIGHEST_PRECEDENCE + 1)
+    ElectorCustomizer redleaseEventsCustomizer(
+            ApplicationEventPublisher publisher, ObjectProvider<Elections> elections) {
+        return (id, builder) ->
+                builder.observer(new LeadershipEventPublisher(publisher, id, elections::getObject));
+    }
+}

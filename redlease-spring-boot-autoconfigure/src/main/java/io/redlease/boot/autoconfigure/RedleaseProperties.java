@@ -1,0 +1,239 @@
+package io.redlease.boot.autoconfigure;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * Configuration properties for redlease leader election ({@code redlease.*}).
+ *
+ * <p>The top-level settings describe the application's main election. Extra elections live under
+ * {@code redlease.elections.<id>} and inherit every setting they do not set from the top level.
+ */
+@ConfigurationProperties("redlease")
+public class RedleaseProperties {
+
+    /** Whether leader election is enabled. */
+    private boolean enabled = true;
+
+    /**
+     * Name of the main election, shared by every instance that contends for it; the Redis keys
+     * derive from it. On Redis Cluster it must contain a hash tag, such as "{report-builder}".
+     */
+    private @Nullable String name;
+
+    /** Time to live of the leader lease. */
+    private Duration ttl = Duration.ofSeconds(5);
+
+    /** How often the leader renews its lease. Defaults to a third of the time to live. */
+    private @Nullable Duration renewInterval;
+
+    /** How often a follower tries to acquire the lease. Defaults to half the time to live. */
+    private @Nullable Duration acquireInterval;
+
+    /**
+     * Id this instance writes into the lease; it must be unique among running instances. Defaults
+     * to the host name and 16 random hex digits.
+     */
+    private @Nullable String instanceId;
+
+    /** Whether to start contending when the application context starts. */
+    private boolean autoStartup = true;
+
+    /** Whether a follower retries when the holder's lease lapses instead of at its next poll. */
+    private boolean leaseAwareScheduling = true;
+
+    /** Whether a release is announced over Pub/Sub so that a follower takes over at once. */
+    private boolean releaseNotifications = true;
+
+    /** Replica acknowledgement of won terms, for replicated (Sentinel) deployments. */
+    private final ReplicaAcknowledgement replicaAcknowledgement = new ReplicaAcknowledgement();
+
+    /** Extra elections, by id; each inherits the settings it does not set. */
+    private Map<String, Election> elections = new LinkedHashMap<>();
+
+    public boolean isEnabled() {
+        return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+        this.enabled = enabled;
+    }
+
+    public @Nullable String getName() {
+        return name;
+    }
+
+    public void setName(@Nullable String name) {
+        this.name = name;
+    }
+
+    public Duration getTtl() {
+        return ttl;
+    }
+
+    public void setTtl(Duration ttl) {
+        this.ttl = ttl;
+    }
+
+    public @Nullable Duration getRenewInterval() {
+        return renewInterval;
+    }
+
+    public void setRenewInterval(@Nullable Duration renewInterval) {
+        this.renewInterval = renewInterval;
+    }
+
+    public @Nullable Duration getAcquireInterval() {
+        return acquireInterval;
+    }
+
+    public void setAcquireInterval(@Nullable Duration acquireInterval) {
+        this.acquireInterval = acquireInterval;
+    }
+
+    public @Nullable String getInstanceId() {
+        return instanceId;
+    }
+
+    public void setInstanceId(@Nullable String instanceId) {
+        this.instanceId = instanceId;
+    }
+
+    public boolean isAutoStartup() {
+        return autoStartup;
+    }
+
+    public void setAutoStartup(boolean autoStartup) {
+        this.autoStartup = autoStartup;
+    }
+
+    public boolean isLeaseAwareScheduling() {
+        return leaseAwareScheduling;
+    }
+
+    public void setLeaseAwareScheduling(boolean leaseAwareScheduling) {
+        this.leaseAwareScheduling = leaseAwareScheduling;
+    }
+
+    public boolean isReleaseNotifications() {
+        return releaseNotifications;
+    }
+
+    public void setReleaseNotifications(boolean releaseNotifications) {
+        this.releaseNotifications = releaseNotifications;
+    }
+
+    public ReplicaAcknowledgement getReplicaAcknowledgement() {
+        return replicaAcknowledgement;
+    }
+
+    public Map<String, Election> getElections() {
+        return elections;
+    }
+
+    public void setElections(Map<String, Election> elections) {
+        this.elections = elections;
+    }
+
+    /** Replica acknowledgement settings. */
+    public static class ReplicaAcknowledgement {
+
+        /**
+         * How many replicas must acknowledge a won term (Redis WAIT) before it starts; 0 turns the
+         * check off.
+         */
+        private int replicas;
+
+        /** How long to wait for the replicas to acknowledge a won term. */
+        private Duration timeout = Duration.ofMillis(100);
+
+        public int getReplicas() {
+            return replicas;
+        }
+
+        public void setReplicas(int replicas) {
+            this.replicas = replicas;
+        }
+
+        public Duration getTimeout() {
+            return timeout;
+        }
+
+        public void setTimeout(Duration timeout) {
+            this.timeout = timeout;
+        }
+    }
+
+    /** An extra election; unset values are inherited from the top-level settings. */
+    public static class Election {
+
+        /** Name of the election, shared by every instance that contends for it. */
+        private @Nullable String name;
+
+        /** Time to live of the leader lease. */
+        private @Nullable Duration ttl;
+
+        /** How often the leader renews its lease. */
+        private @Nullable Duration renewInterval;
+
+        /** How often a follower tries to acquire the lease. */
+        private @Nullable Duration acquireInterval;
+
+        /** Id this instance writes into the lease. */
+        private @Nullable String instanceId;
+
+        /** Whether to start contending when the application context starts. */
+        private @Nullable Boolean autoStartup;
+
+        public @Nullable String getName() {
+            return name;
+        }
+
+        public void setName(@Nullable String name) {
+            this.name = name;
+        }
+
+        public @Nullable Duration getTtl() {
+            return ttl;
+        }
+
+        public void setTtl(@Nullable Duration ttl) {
+            this.ttl = ttl;
+        }
+
+        public @Nullable Duration getRenewInterval() {
+            return renewInterval;
+        }
+
+        public void setRenewInterval(@Nullable Duration renewInterval) {
+            this.renewInterval = renewInterval;
+        }
+
+        public @Nullable Duration getAcquireInterval() {
+            return acquireInterval;
+        }
+
+        public void setAcquireInterval(@Nullable Duration acquireInterval) {
+            this.acquireInterval = acquireInterval;
+        }
+
+        public @Nullable String getInstanceId() {
+            return instanceId;
+        }
+
+        public void setInstanceId(@Nullable String instanceId) {
+            this.instanceId = instanceId;
+        }
+
+        public @Nullable Boolean getAutoStartup() {
+            return autoStartup;
+        }
+
+        public void setAutoStartup(@Nullable Boolean autoStartup) {
+            this.autoStartup = autoStartup;
+        }
+    }
+}

@@ -1,0 +1,25 @@
+package io.redlease.boot.autoconfigure.actuate;
+
+import io.redlease.boot.actuate.RedleaseEndpoint;
+import io.redlease.boot.autoconfigure.RedleaseAutoConfiguration;
+import io.redlease.core.Elections;
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+
+/** Auto-configuration of the {@code redlease} actuator endpoint, when it is available. */
+@AutoConfiguration(after = RedleaseAutoConfiguration.class)
+@ConditionalOnClass({ConditionalOnAvailableEndpoint.class, RedleaseEndpoint.class})
+@ConditionalOnBean(Elections.class)
+@ConditionalOnAvailableEndpoint(RedleaseEndpoint.class)
+public final class RedleaseEndpointAutoConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean
+    RedleaseEndpoint redleaseEndpoint(Elections elections) {
+        return new RedleaseEndpoint(elections);
+    }
+}

@@ -1,0 +1,26 @@
+package io.redlease.boot.autoconfigure.health;
+
+import io.redlease.boot.autoconfigure.RedleaseAutoConfiguration;
+import io.redlease.boot.health.RedleaseHealthIndicator;
+import io.redlease.core.Elections;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
+import org.springframework.boot.health.contributor.AbstractHealthIndicator;
+import org.springframework.context.annotation.Bean;
+
+/** Auto-configuration of the {@code redlease} health contributor, when Boot's health is present. */
+@AutoConfiguration(after = RedleaseAutoConfiguration.class)
+@ConditionalOnClass({AbstractHealthIndicator.class, RedleaseHealthIndicator.class})
+@ConditionalOnBean(Elections.class)
+@ConditionalOnEnabledHealthIndicator("redlease")
+public final class RedleaseHealthContributorAutoConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean(name = "redleaseHealthIndicator")
+    RedleaseHealthIndicator redleaseHealthIndicator(Elections elections) {
+        return new RedleaseHealthIndicator(elections);
+    }
+}

@@ -1,0 +1,5 @@
+/** Auto-configuration of redlease's health contributor. */
+@NullMarked
+package io.redlease.boot.autoconfigure.health;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,0 +1,35 @@
+package io.redlease.boot.autoconfigure.metrics;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.redlease.boot.autoconfigure.ElectorCustomizer;
+import io.redlease.boot.autoconfigure.RedleaseAutoConfiguration;
+import io.redlease.boot.metrics.RedleaseMetrics;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+
+/**
+ * Auto-configuration of the redlease Micrometer meters ({@link RedleaseMetrics}), when Micrometer
+ * is on the classpath.
+ */
+@AutoConfiguration(
+        before = RedleaseAutoConfiguration.class,
+        afterName =
+                "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration")
+@ConditionalOnClass({MeterRegistry.class, RedleaseMetrics.class})
+@ConditionalOnBooleanProperty(name = "redlease.enabled", matchIfMissing = true)
+public final class RedleaseMetricsAutoConfiguration {
+
+    @Bean
+    @ConditionalOnMissingBean
+    RedleaseMetrics redleaseMetrics() {
+        return new RedleaseMetrics();
+    }
+
+    @Bean
+    ElectorCustomizer redleaseMetricsCustomizer(RedleaseMetrics metrics) {
+        return (id, builder) -> builder.observer(metrics.observer(builder.name()));
+    }
+}

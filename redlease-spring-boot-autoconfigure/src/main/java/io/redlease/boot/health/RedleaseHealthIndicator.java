@@ -1,0 +1,70 @@
+package io.redlease.boot.health;
+
+import io.redlease.core.Elections;
+import io.redlease.core.Elector;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.regex.Pattern;
+import org.springframework.boot.health.contributor.AbstractHealthIndicator;
+import org.springframework.boot.health.contributor.Health;
+
+/**
+ * Health of the application's elections: UP while every running elector reaches Redis, whether it
+ * leads or follows; DOWN while the last round trip of one of them failed.
+ *
+ * <p>Details, per election id: the election name, this instance's id, its role ({@code leader},
+ * {@code follower} or {@code stopped}) and, when leading, the token; when Redis cannot be reached,
+ * the error (with any credentials in URLs masked).
+ */
+public class RedleaseHealthIndicator extends AbstractHealthIndicator {
+
+    private static final Pattern CREDENTIALS = Pattern.compile("(rediss?://)[^@\\s/]*@");
+
+    private final Elections elections;
+
+    /**
+     * Creates the indicator.
+     *
+     * @param elections the application's elections
+     */
+    public RedleaseHealthIndicator(Elections elections) {
+        super("redlease health check failed");
+        this.elections = elections;
+    }
+
+    @Override
+    protected void doHealthCheck(Health.Builder builder) {
+        boolean down = false;
+        Map<String, Object> details = new LinkedHashMap<>();
+        for (Map.Entry<String, Elector> entry : elections.asMap().entrySet()) {
+            Elector elector = entry.getValue();
+            Map<String, Object> election = new LinkedHashMap<>();
+            election.put("name", elector.name());
+            election.put("instanceId", elector.instanceId());
+            election.put("role", role(elector));
+            elector.token().ifPresent(token -> election.put("token", token));
+            Optional<Throwable> failure = elector.redisFailure();
+            if (failure.isPresent()) {
+                down = true;
+                election.put("error", describe(failure.get()));
+            }
+            details.put(entry.getKey(), election);
+        }
+        (down ? builder.down() : builder.up()).withDetails(details);
+    }
+
+    /** Returns {@code leader}, {@code follower} or {@code stopped}. */
+    public static String role(Elector elector) {
+        if (!elector.isRunning()) {
+            return "stopped";
+        }
+        return elector.isLeader() ? "leader" : "follower";
+    }
+
+    static String describe(Throwable error) {
+        String message = error.getMessage();
+        String text = error.getClass().getName() + (message == null ? "" : ": " + message);
+        return CREDENTIALS.matcher(text).replaceAll("$1***@");
+    }
+}

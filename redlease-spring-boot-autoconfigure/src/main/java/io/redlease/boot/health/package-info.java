@@ -1,0 +1,5 @@
+/** Actuator health for redlease elections. */
+@NullMarked
+package io.redlease.boot.health;
+
+import org.jspecify.annotations.NullMarked;

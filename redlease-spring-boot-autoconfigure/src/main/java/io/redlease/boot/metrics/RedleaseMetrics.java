@@ -1,0 +1,183 @@
+package io.redlease.boot.metrics;
+
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import io.redlease.core.Observer;
+import io.redlease.core.StepDownReason;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Micrometer meters for redlease elections, fed by an {@link Observer} per election.
+ *
+ * <p>Every meter carries the tag {@value #TAG_NAME} (the election name); none carries a token or an
+ * instance id. All are registered as soon as both the registry and the election are known:
+ *
+ * <ul>
+ *   <li>{@value #LEADER}: gauge, 1 while this instance leads, else 0;
+ *   <li>{@value #ELECTIONS}: counter of terms won;
+ *   <li>{@value #STEPDOWNS}: counter of terms ended, tag {@value #TAG_REASON} (lost, expired,
+ *       resigned, task-ended, task-failed, shutdown);
+ *   <li>{@value #ERRORS}: counter of handled errors, tag {@value #TAG_OPERATION} (acquire, renew,
+ *       release, task);
+ *   <li>{@value #FENCE_WRITES}: counter of fenced writes, tag {@value #TAG_RESULT} (applied,
+ *       rejected).
+ * </ul>
+ */
+public final class RedleaseMetrics implements MeterBinder {
+
+    /** Gauge: 1 while this instance leads the election, else 0. */
+    public static final String LEADER = "redlease.leader";
+
+    /** Counter: terms this instance won. */
+    public static final String ELECTIONS = "redlease.elections";
+
+    /** Counter: terms of this instance that ended, by reason. */
+    public static final String STEPDOWNS = "redlease.stepdowns";
+
+    /** Counter: handled errors, by operation. */
+    public static final String ERRORS = "redlease.errors";
+
+    /** Counter: fenced writes, by result. */
+    public static final String FENCE_WRITES = "redlease.fence.writes";
+
+    /** Tag: the election name. */
+    public static final String TAG_NAME = "name";
+
+    /** Tag of {@value #STEPDOWNS}: why the term ended. */
+    public static final String TAG_REASON = "reason";
+
+    /** Tag of {@value #ERRORS}: what failed. */
+    public static final String TAG_OPERATION = "operation";
+
+    /** Tag of {@value #FENCE_WRITES}: applied or rejected. */
+    public static final String TAG_RESULT = "result";
+
+    private final Map<String, ElectionMeters> elections = new ConcurrentHashMap<>();
+
+    private final List<MeterRegistry> registries = new CopyOnWriteArrayList<>();
+
+    /**
+     * Returns the observer that feeds the meters of one election.
+     *
+     * @param electionName the election name, used as the {@value #TAG_NAME} tag
+     * @return the observer; the same one for the same name
+     */
+    public Observer observer(String electionName) {
+        ElectionMeters meters = elections.computeIfAbsent(electionName, ElectionMeters::new);
+        registries.forEach(meters::register);
+        return meters;
+    }
+
+    @Override
+    public void bindTo(MeterRegistry registry) {
+        registries.add(registry);
+        elections.values().forEach(meters -> meters.register(registry));
+    }
+
+    /** The counts of one election, registered with each registry as function meters. */
+    private static final class ElectionMeters implements Observer {
+
+        private final String name;
+
+        private final AtomicInteger leader = new AtomicInteger();
+
+        private final AtomicLong won = new AtomicLong();
+
+        private final Map<StepDownReason, AtomicLong> stepdowns =
+                new EnumMap<>(StepDownReason.class);
+
+        private final Map<Operation, AtomicLong> errors = new EnumMap<>(Operation.class);
+
+        private final AtomicLong applied = new AtomicLong();
+
+        private final AtomicLong rejected = new AtomicLong();
+
+        ElectionMeters(String name) {
+            this.name = name;
+            for (StepDownReason reason : StepDownReason.values()) {
+                stepdowns.put(reason, new AtomicLong());
+            }
+            for (Operation operation : Operation.values()) {
+                errors.put(operation, new AtomicLong());
+            }
+        }
+
+        void register(MeterRegistry registry) {
+            Gauge.builder(LEADER, leader, AtomicInteger::get)
+                    .tag(TAG_NAME, name)
+                    .description("Whether this instance leads the election (1) or not (0)")
+                    .register(registry);
+            counter(registry, ELECTIONS, won, "Terms this instance won", "terms")
+                    .register(registry);
+            stepdowns.forEach(
+                    (reason, count) ->
+                            counter(
+                                            registry,
+                                            STEPDOWNS,
+                                            count,
+                                            "Terms of this instance that ended",
+                                            "terms")
+                                    .tag(TAG_REASON, reason.tagValue())
+                                    .register(registry));
+            errors.forEach(
+                    (operation, count) ->
+                            counter(registry, ERRORS, count, "Errors the elector handled", "errors")
+                                    .tag(TAG_OPERATION, operation.name().toLowerCase(Locale.ROOT))
+                                    .register(registry));
+            counter(registry, FENCE_WRITES, applied, "Fenced writes", "writes")
+                    .tag(TAG_RESULT, "applied")
+                    .register(registry);
+            counter(registry, FENCE_WRITES, rejected, "Fenced writes", "writes")
+                    .tag(TAG_RESULT, "rejected")
+                    .register(registry);
+        }
+
+        private FunctionCounter.Builder<AtomicLong> counter(
+                MeterRegistry registry,
+                String meter,
+                AtomicLong count,
+                String description,
+                String unit) {
+            return FunctionCounter.builder(meter, count, AtomicLong::doubleValue)
+                    .tag(TAG_NAME, name)
+                    .description(description)
+                    .baseUnit(unit);
+        }
+
+        @Override
+        public void onElected(long token) {
+            won.incrementAndGet();
+            leader.set(1);
+        }
+
+        @Override
+        public void onSteppedDown(StepDownReason reason) {
+            leader.set(0);
+            stepdowns.get(reason).incrementAndGet();
+        }
+
+        @Override
+        public void onError(Operation operation, Throwable error) {
+            errors.get(operation).incrementAndGet();
+        }
+
+        @Override
+        public void onFencedWrite(boolean wasApplied) {
+            (wasApplied ? applied : rejected).incrementAndGet();
+        }
+
+        @Override
+        public String toString() {
+            return "RedleaseMetrics[" + name + "]";
+        }
+    }
+}
