@@ -80,6 +80,8 @@ final class Campaign {
 
     private @Nullable Lease lease;
 
+    private @Nullable CompletableFuture<?> acquireInFlight;
+
     /** A release was announced while this follower was not sleeping: retry at once if it lost. */
     private boolean wakeRequested;
 
@@ -206,12 +208,26 @@ final class Campaign {
             return;
         }
         phase = Phase.ACQUIRING;
+        if (acquireInFlight != null && !acquireInFlight.isDone()) {
+            // The last acquire was abandoned at its bound and still waits for Redis. Sending
+            // another could let the two run in either order, the later one minting a newer
+            // token behind the term the earlier one starts; wait for it instead.
+            onAcquireReply(
+                    clock.getAsLong(),
+                    null,
+                    new QueryTimeoutException(
+                            "redlease: the previous acquire of '"
+                                    + elector.name()
+                                    + "' still has no reply"));
+            return;
+        }
         long sentAt = clock.getAsLong();
-        call(
-                elector::acquireOnce,
-                acquireTimeout,
-                "acquire",
-                (reply, error) -> onAcquireReply(sentAt, reply, error));
+        acquireInFlight =
+                call(
+                        elector::acquireOnce,
+                        acquireTimeout,
+                        "acquire",
+                        (reply, error) -> onAcquireReply(sentAt, reply, error));
     }
 
     private void onAcquireReply(
@@ -228,6 +244,27 @@ final class Campaign {
             return;
         }
         backoff = acquireInterval;
+        if (reply.token() >= Elector.MAX_TOKEN) {
+            // Lua compares tokens as doubles: from 2^53 on the fence is no longer exact, and
+            // every fenced write of such a term is refused. Do not start it.
+            notifyError(
+                    Operation.ACQUIRE,
+                    new IllegalStateException(
+                            "redlease: the token counter of '"
+                                    + elector.name()
+                                    + "' reached "
+                                    + reply.token()
+                                    + ", at or above 2^53; reset <name>:fence and"
+                                    + " <name>:fence:applied below it"));
+            long delay = backoff;
+            backoff = Math.min(2 * backoff, ttl);
+            call(
+                    elector::releaseOnce,
+                    renewInterval,
+                    "release",
+                    (released, releaseError) -> sleep(jitter(delay)));
+            return;
+        }
         if (reply.token() > 0) {
             wasFollower = false;
             wakeRequested = false;
@@ -257,10 +294,15 @@ final class Campaign {
      */
     private void confirmReplicas(long token, long sentAt) {
         call(
-                elector::confirmReplicas,
+                () -> elector.confirmReplicas(token),
                 acquireTimeout,
                 "replica acknowledgement",
                 (acknowledged, error) -> {
+                    if (acknowledged != null && acknowledged < 0) {
+                        // The renewal found the lease gone or superseded: another term won.
+                        sleep(jitter(acquireInterval));
+                        return;
+                    }
                     if (acknowledged != null && acknowledged >= ackReplicas) {
                         if (stopRequested) {
                             releaseUnstarted();
@@ -386,8 +428,9 @@ final class Campaign {
             endTerm(StepDownReason.EXPIRED);
             return;
         }
+        long token = lease.term.token();
         call(
-                elector::renewOnce,
+                () -> elector.renewOnce(token),
                 Math.min(renewInterval, budget),
                 "renew",
                 (extended, error) -> onRenewReply(lease, sentAt, extended, error));
@@ -518,7 +561,7 @@ final class Campaign {
      * the reply, or the failure, or a {@link QueryTimeoutException} when no reply came within the
      * bound. A reply that completed by the time the bound fires wins over the timeout.
      */
-    private <T> void call(
+    private <T> CompletableFuture<T> call(
             Supplier<T> roundTrip,
             long timeoutNanos,
             String what,
@@ -538,6 +581,7 @@ final class Campaign {
                                     bound.cancel(false);
                                     deliver(id, reply, timeoutNanos, what, next);
                                 }));
+        return reply;
     }
 
     private <T> void deliver(

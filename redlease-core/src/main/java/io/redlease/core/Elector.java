@@ -78,6 +78,8 @@ public final class Elector implements AutoCloseable {
 
     private final List<String> acquireKeys;
 
+    private final List<String> renewKeys;
+
     private final String markKey;
 
     private final String ttlMillis;
@@ -163,6 +165,7 @@ public final class Elector implements AutoCloseable {
         this.leaseKeys = List.of(name + ":leader");
         this.markKey = name + ":fence:applied";
         this.acquireKeys = List.of(name + ":leader", name + ":fence", markKey);
+        this.renewKeys = List.of(name + ":leader", markKey);
         this.ttlMillis = Long.toString(Math.max(config.ttl().toMillis(), 1));
         this.releaseChannel = releaseChannel(name);
     }
@@ -520,15 +523,16 @@ public final class Elector implements AutoCloseable {
         return new AcquireReply(asLong(reply.get(0)), asLong(reply.get(1)));
     }
 
-    boolean renewOnce() {
+    boolean renewOnce(long token) {
         Long reply =
                 redis.execute(
                         Scripts.RENEW,
                         STRING,
                         LongReply.INSTANCE,
-                        leaseKeys,
+                        renewKeys,
                         config.instanceId(),
-                        ttlMillis);
+                        ttlMillis,
+                        Long.toString(token));
         return reply != null && reply == 1L;
     }
 
@@ -548,14 +552,18 @@ public final class Elector implements AutoCloseable {
      * Renews the lease on a dedicated connection and waits until the configured number of replicas
      * have everything written before it, including the acquire; returns how many did.
      */
-    long confirmReplicas() {
+    long confirmReplicas(long token) {
         RedisConnectionFactory factory = connectionFactory;
         if (factory == null) {
             throw new IllegalStateException(
                     "redlease: replica acknowledgement needs a RedisTemplate");
         }
         byte[][] renewArgs = {
-            bytes(leaseKeys.get(0)), bytes(config.instanceId()), bytes(ttlMillis)
+            bytes(renewKeys.get(0)),
+            bytes(renewKeys.get(1)),
+            bytes(config.instanceId()),
+            bytes(ttlMillis),
+            bytes(Long.toString(token))
         };
         byte[][] waitArgs = {
             bytes(Integer.toString(config.replicaAcknowledgements())),
@@ -571,7 +579,7 @@ public final class Elector implements AutoCloseable {
                     .eval(
                             bytes(Scripts.RENEW.getScriptAsString()),
                             ReturnType.INTEGER,
-                            1,
+                            renewKeys.size(),
                             renewArgs);
             if (connection instanceof LettuceConnection lettuce) {
                 lettuce.execute("WAIT", new IntegerOutput<>(ByteArrayCodec.INSTANCE), waitArgs);

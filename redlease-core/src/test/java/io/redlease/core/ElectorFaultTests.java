@@ -158,6 +158,52 @@ class ElectorFaultTests {
     }
 
     @Test
+    void anAbandonedAcquireIsNotOverlappedByANewOne(RedisServer server) {
+        TcpProxy proxy = TcpProxy.start(server.host(), server.port());
+        closeables.add(proxy);
+        StringRedisTemplate redis = templates.withoutClientTimeouts(proxy.host(), proxy.port());
+        // Connect first, then hold every byte: the first acquire is abandoned at its bound.
+        redis.hasKey("warm-up");
+        proxy.blackhole();
+        Recorder recorder = new Recorder();
+        Elector elector =
+                elector(redis, "a", Duration.ofSeconds(1), Duration.ofMillis(50), recorder);
+        elector.start();
+        recorder.await("error", 4);
+        List<Recorder.Event> errors = recorder.errors(Operation.ACQUIRE);
+        assertThat(((Recorder.ErrorDetail) errors.get(0).detail()).error())
+                .hasMessageContaining("got no reply within");
+        assertThat(errors.subList(1, 4))
+                .allSatisfy(
+                        event ->
+                                assertThat(((Recorder.ErrorDetail) event.detail()).error())
+                                        .hasMessageContaining("previous acquire")
+                                        .hasMessageContaining("still has no reply"));
+        proxy.pass();
+        long token = recorder.await("elected", 1).token();
+        // The abandoned acquire won first (token 1, our id); the next attempt took that over.
+        assertThat(token).isEqualTo(2);
+        assertThat(elector.fencer().orElseThrow().set(name + ":state", "current")).isTrue();
+        assertThat(recorder.count("steppedDown")).isZero();
+    }
+
+    @Test
+    void aTokenAtOrAbove2To53IsNeverStarted(RedisServer server) {
+        StringRedisTemplate redis = templates.on(server);
+        redis.opsForValue().set(name + ":fence", Long.toString((1L << 53) - 1));
+        Recorder recorder = new Recorder();
+        Elector elector =
+                elector(redis, "a", Duration.ofSeconds(1), Duration.ofMillis(50), recorder);
+        elector.start();
+        Recorder.Event error = recorder.await("error", 1);
+        assertThat(((Recorder.ErrorDetail) error.detail()).error())
+                .hasMessageContaining("at or above 2^53");
+        assertThat(recorder.count("elected")).isZero();
+        org.awaitility.Awaitility.await()
+                .until(() -> !Boolean.TRUE.equals(redis.hasKey(name + ":leader")));
+    }
+
+    @Test
     void leaderStepsDownWithinTheTtlWhenRedisDies(@Dedicated RedisServer server) {
         Recorder recorder = new Recorder();
         Elector elector =

@@ -77,8 +77,8 @@ class ElectorRoundTripTests {
         assertThat(get(name + ":leader")).isEqualTo("a");
         assertThat(b.acquireOnce().token()).isZero();
 
-        assertThat(a.renewOnce()).isTrue();
-        assertThat(b.renewOnce()).isFalse();
+        assertThat(a.renewOnce(1)).isTrue();
+        assertThat(b.renewOnce(1)).isFalse();
 
         long second = a.acquireOnce().token();
         assertThat(second).isGreaterThan(1);
@@ -172,10 +172,24 @@ class ElectorRoundTripTests {
         Elector a = elector("a");
         a.acquireOnce();
         redis.opsForValue().set(name + ":leader", "thief", Duration.ofHours(1));
-        assertThat(a.renewOnce()).isFalse();
+        assertThat(a.renewOnce(1)).isFalse();
         assertThat(get(name + ":leader")).isEqualTo("thief");
         assertThat(a.releaseOnce()).isFalse();
         assertThat(get(name + ":leader")).isEqualTo("thief");
+    }
+
+    @Test
+    void renewFailsOnceTheMarkMovedPastTheTermsToken() {
+        Elector a = elector("a");
+        long token = a.acquireOnce().token();
+        assertThat(a.fenceSet(token, name + ":state", "own write")).isTrue();
+        assertThat(a.renewOnce(token)).isTrue();
+        // A later acquire of the same instance (for example one that was abandoned and arrived
+        // late) starts a newer term: the older term can no longer renew.
+        long newer = a.acquireOnce().token();
+        assertThat(a.renewOnce(token)).isFalse();
+        assertThat(a.renewOnce(newer)).isTrue();
+        assertThat(get(name + ":leader")).isEqualTo("a");
     }
 
     @Test
@@ -183,7 +197,7 @@ class ElectorRoundTripTests {
         Elector a = elector("a");
         a.acquireOnce();
         assertThat(a.releaseOnce()).isTrue();
-        assertThat(a.renewOnce()).isFalse();
+        assertThat(a.renewOnce(1)).isFalse();
         assertThat(redis.hasKey(name + ":leader")).isFalse();
     }
 

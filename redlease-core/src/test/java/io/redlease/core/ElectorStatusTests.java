@@ -132,12 +132,17 @@ class ElectorStatusTests {
                                 .acquireInterval(Duration.ofMillis(400))
                                 .replicaAcknowledgement(1, Duration.ofMillis(20)));
         elector.start();
-        Recorder.Event error = recorder.await("error", 2);
-        Recorder.ErrorDetail detail = (Recorder.ErrorDetail) error.detail();
-        assertThat(detail.operation()).isEqualTo(Operation.ACQUIRE);
-        assertThat(detail.error())
-                .isInstanceOf(ReplicaAcknowledgementException.class)
-                .hasMessageContaining("acknowledged by 0 replica(s), 1 required");
+        recorder.awaitEvent(
+                event ->
+                        event.detail() instanceof Recorder.ErrorDetail detail
+                                && detail.error() instanceof ReplicaAcknowledgementException);
+        Recorder.ErrorDetail detail =
+                recorder.errors(Operation.ACQUIRE).stream()
+                        .map(event -> (Recorder.ErrorDetail) event.detail())
+                        .filter(error -> error.error() instanceof ReplicaAcknowledgementException)
+                        .findFirst()
+                        .orElseThrow();
+        assertThat(detail.error()).hasMessageContaining("acknowledged by 0 replica(s), 1 required");
         assertThat(recorder.count("elected")).isZero();
         assertThat(elector.isLeader()).isFalse();
         // The unconfirmed lease was released each time, so another instance can win.

@@ -58,10 +58,23 @@ final class Templates implements AutoCloseable {
 
     @Override
     public void close() {
-        for (LettuceConnectionFactory factory : factories) {
-            factory.destroy();
-        }
+        List<LettuceConnectionFactory> closing = new ArrayList<>(factories);
         factories.clear();
-        resources.shutdown(0, 2, java.util.concurrent.TimeUnit.SECONDS);
+        // A factory still connecting to a server that never answers holds its lock until the
+        // connection attempt ends; do not let that hang the test run.
+        Thread closer =
+                new Thread(
+                        () -> {
+                            closing.forEach(LettuceConnectionFactory::destroy);
+                            resources.shutdown(0, 2, java.util.concurrent.TimeUnit.SECONDS);
+                        },
+                        "templates-close");
+        closer.setDaemon(true);
+        closer.start();
+        try {
+            closer.join(10_000);
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
     }
 }
