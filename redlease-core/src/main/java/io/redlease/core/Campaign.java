@@ -82,6 +82,8 @@ final class Campaign {
 
     private @Nullable CompletableFuture<?> acquireInFlight;
 
+    private boolean firstAttempt = true;
+
     /** A release was announced while this follower was not sleeping: retry at once if it lost. */
     private boolean wakeRequested;
 
@@ -222,10 +224,15 @@ final class Campaign {
             return;
         }
         long sentAt = clock.getAsLong();
+        // The first attempt of a run usually opens the connection too (a cold JVM can take a
+        // second): it may take up to the TTL, which stays safe since the term's deadline counts
+        // from the send time. Later attempts get the acquire timeout.
+        long bound = firstAttempt ? ttl : acquireTimeout;
+        firstAttempt = false;
         acquireInFlight =
                 call(
                         elector::acquireOnce,
-                        acquireTimeout,
+                        bound,
                         "acquire",
                         (reply, error) -> onAcquireReply(sentAt, reply, error));
     }
