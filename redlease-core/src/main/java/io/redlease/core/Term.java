@@ -41,6 +41,8 @@ public final class Term {
 
     private volatile long renewals;
 
+    private volatile long endedAt;
+
     Term(Elector elector, long token, LongSupplier clock, long deadline) {
         this.elector = elector;
         this.token = token;
@@ -189,6 +191,11 @@ public final class Term {
         return renewals;
     }
 
+    /** Returns when the term ended, on the elector's clock; 0 while it is active. */
+    long endedAtNanos() {
+        return endedAt;
+    }
+
     /** Returns the local step-down deadline, on the elector's clock. */
     long deadlineNanos() {
         return deadline;
@@ -201,6 +208,7 @@ public final class Term {
                 return false;
             }
             endReason = reason;
+            endedAt = clock.getAsLong();
             for (Thread thread : boundThreads) {
                 thread.interrupt();
             }

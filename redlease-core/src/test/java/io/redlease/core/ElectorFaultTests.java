@@ -84,7 +84,7 @@ class ElectorFaultTests {
             } catch (InterruptedException ex) {
                 // The end of the term arrives as an interrupt.
             }
-            endedAt.set(System.nanoTime());
+            endedAt.set(term.endedAtNanos());
             deadline.set(term.deadlineNanos());
         }
 
@@ -96,7 +96,7 @@ class ElectorFaultTests {
             org.awaitility.Awaitility.await().until(() -> endedAt.get() != 0);
         }
 
-        /** How long after the local deadline the term ended; never negative. */
+        /** How long after the local deadline the loop ended the term; never negative. */
         Duration lateness() {
             return Duration.ofNanos(endedAt.get() - deadline.get());
         }
@@ -131,16 +131,16 @@ class ElectorFaultTests {
         closeables.add(proxy);
         StringRedisTemplate redis = templates.withoutClientTimeouts(proxy.host(), proxy.port());
         Recorder recorder = new Recorder();
-        // TTL 600 ms and renewals every 250 ms: after the last success the ticks fall 250 and
-        // 500 ms later and the next one at 750 ms, after the 600 ms deadline.
+        // TTL 600 ms and renewals every 280 ms: after the last success the ticks fall 280 and
+        // 560 ms later and the next one at 840 ms, well after the 600 ms deadline.
         Elector elector =
-                elector(redis, "a", Duration.ofMillis(600), Duration.ofMillis(250), recorder);
+                elector(redis, "a", Duration.ofMillis(600), Duration.ofMillis(280), recorder);
         EndClock task = new EndClock();
         elector.start(task);
         task.awaitRenewals(1);
         proxy.blackhole();
         task.awaitEnd();
-        assertThat(task.lateness()).isLessThan(Duration.ofMillis(125));
+        assertThat(task.lateness()).isLessThan(Duration.ofMillis(200));
         Recorder.Event down = recorder.await("steppedDown", 1);
         assertThat(down.detail()).isEqualTo(StepDownReason.EXPIRED);
         assertThat(recorder.errors(Operation.RENEW))
@@ -218,7 +218,7 @@ class ElectorFaultTests {
         task.awaitRenewals(1);
         server.kill();
         task.awaitEnd();
-        assertThat(task.lateness()).isLessThan(Duration.ofMillis(300));
+        assertThat(task.lateness()).isLessThan(Duration.ofMillis(500));
         assertThat(recorder.await("steppedDown", 1).detail()).isEqualTo(StepDownReason.EXPIRED);
         assertThat(recorder.errors(Operation.RENEW)).isNotEmpty();
     }
@@ -240,7 +240,7 @@ class ElectorFaultTests {
         server.pause();
         try {
             task.awaitEnd();
-            assertThat(task.lateness()).isLessThan(Duration.ofMillis(300));
+            assertThat(task.lateness()).isLessThan(Duration.ofMillis(500));
         } finally {
             server.resume();
         }
@@ -291,7 +291,7 @@ class ElectorFaultTests {
         StringRedisTemplate redis = templates.on(server);
         Recorder recorder = new Recorder();
         Elector elector =
-                elector(redis, "a", Duration.ofSeconds(1), Duration.ofMillis(10), recorder);
+                elector(redis, "a", Duration.ofSeconds(2), Duration.ofMillis(20), recorder);
         elector.start();
         recorder.await("elected", 1);
         for (int i = 0; i < 10; i++) {
@@ -300,7 +300,13 @@ class ElectorFaultTests {
             org.awaitility.Awaitility.await()
                     .until(() -> elector.term().orElseThrow().renewals() > renewals + 1);
         }
-        assertThat(recorder.errors(Operation.RENEW)).isEmpty();
+        // A renewal may miss its 20 ms bound on a loaded machine; none may fail otherwise (a
+        // NOSCRIPT reaching the caller would).
+        assertThat(recorder.errors(Operation.RENEW))
+                .allSatisfy(
+                        event ->
+                                assertThat(((Recorder.ErrorDetail) event.detail()).error())
+                                        .isInstanceOf(QueryTimeoutException.class));
         assertThat(recorder.count("steppedDown")).isZero();
         assertThat(redis.getExpire(name + ":leader", TimeUnit.MILLISECONDS)).isPositive();
     }
