@@ -8,9 +8,11 @@ import io.redlease.core.TermEndedException;
 import io.redlease.core.annotation.LeaderOnly.WhenNotLeader;
 import java.lang.reflect.Method;
 import java.lang.reflect.UndeclaredThrowableException;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -26,6 +28,9 @@ public final class LeaderOnlyInterceptor implements MethodInterceptor {
 
     private final Supplier<Elections> elections;
 
+    /** The annotation that applies to each method and target class, looked up once. */
+    private final Map<MethodKey, Optional<LeaderOnly>> annotations = new ConcurrentHashMap<>();
+
     /**
      * Creates the interceptor.
      *
@@ -39,8 +44,13 @@ public final class LeaderOnlyInterceptor implements MethodInterceptor {
     public @Nullable Object invoke(MethodInvocation invocation) throws Throwable {
         Method method = invocation.getMethod();
         Object target = invocation.getThis();
+        Class<?> targetClass = target != null ? AopUtils.getTargetClass(target) : null;
         LeaderOnly leaderOnly =
-                find(method, target != null ? AopUtils.getTargetClass(target) : null);
+                annotations
+                        .computeIfAbsent(
+                                new MethodKey(method, targetClass),
+                                key -> Optional.ofNullable(find(method, targetClass)))
+                        .orElse(null);
         if (leaderOnly == null) {
             return invocation.proceed();
         }
@@ -100,6 +110,8 @@ public final class LeaderOnlyInterceptor implements MethodInterceptor {
         }
         return null;
     }
+
+    private record MethodKey(Method method, @Nullable Class<?> targetClass) {}
 
     /** Finds the annotation on the method, else on its class. */
     static @Nullable LeaderOnly find(Method method, @Nullable Class<?> targetClass) {

@@ -1,0 +1,54 @@
+package io.redlease.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.redlease.test.RedisExtension;
+import io.redlease.test.RedisServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+/** Many electors in one JVM share a few loop threads and a bounded pool for Redis calls. */
+@ExtendWith(RedisExtension.class)
+class ElectorRuntimeTests {
+
+    @Test
+    void manyElectionsShareAFewThreads(RedisServer server, TestInfo info) {
+        try (Templates templates = new Templates()) {
+            StringRedisTemplate redis = templates.on(server);
+            String prefix = Names.unique(info);
+            List<Elector> electors = new ArrayList<>();
+            try {
+                for (int i = 0; i < 300; i++) {
+                    Elector elector =
+                            new Elector(
+                                    redis,
+                                    ElectorConfig.builder(prefix + ":" + i)
+                                            .ttl(Duration.ofSeconds(5))
+                                            .releaseNotifications(false)
+                                            .build());
+                    electors.add(elector);
+                    elector.start();
+                }
+                await().atMost(Duration.ofSeconds(30))
+                        .until(() -> electors.stream().allMatch(Elector::isLeader));
+                assertThat(threads("redlease-loop-")).isBetween(1L, 4L);
+                assertThat(threads("redlease-io-")).isBetween(1L, (long) ElectorRuntime.IO_THREADS);
+            } finally {
+                electors.forEach(Elector::stopAsync);
+                electors.forEach(Elector::close);
+            }
+        }
+    }
+
+    private static long threads(String prefix) {
+        return Thread.getAllStackTraces().keySet().stream()
+                .filter(thread -> thread.getName().startsWith(prefix))
+                .count();
+    }
+}
