@@ -254,8 +254,7 @@ final class Campaign {
         if (reply.token() >= Elector.MAX_TOKEN) {
             // Lua compares tokens as doubles: from 2^53 on the fence is no longer exact, and
             // every fenced write of such a term is refused. Do not start it.
-            notifyError(
-                    Operation.ACQUIRE,
+            abandonWonTerm(
                     new IllegalStateException(
                             "redlease: the token counter of '"
                                     + elector.name()
@@ -263,13 +262,6 @@ final class Campaign {
                                     + reply.token()
                                     + ", at or above 2^53; reset <name>:fence and"
                                     + " <name>:fence:applied below it"));
-            long delay = backoff;
-            backoff = Math.min(2 * backoff, ttl);
-            call(
-                    elector::releaseOnce,
-                    renewInterval,
-                    "release",
-                    (released, releaseError) -> sleep(jitter(delay)));
             return;
         }
         if (reply.token() > 0) {
@@ -326,17 +318,25 @@ final class Campaign {
                                             token,
                                             acknowledged == null ? 0 : acknowledged,
                                             ackReplicas);
-                    if (!stopRequested) {
-                        notifyError(Operation.ACQUIRE, failure);
-                    }
-                    long delay = backoff;
-                    backoff = Math.min(2 * backoff, ttl);
-                    call(
-                            elector::releaseOnce,
-                            renewInterval,
-                            "release",
-                            (released, releaseError) -> sleep(jitter(delay)));
+                    abandonWonTerm(failure);
                 });
+    }
+
+    /**
+     * Gives up a won lease without starting its term: reports why as an acquire error, releases the
+     * lease and backs off as after a failed acquire.
+     */
+    private void abandonWonTerm(Throwable why) {
+        if (!stopRequested) {
+            notifyError(Operation.ACQUIRE, why);
+        }
+        long delay = backoff;
+        backoff = Math.min(2 * backoff, ttl);
+        call(
+                elector::releaseOnce,
+                renewInterval,
+                "release",
+                (released, releaseError) -> sleep(jitter(delay)));
     }
 
     /** Releases a won term that never started because the run is stopping. */
