@@ -5,10 +5,20 @@
 -- Reply: {token, 0} when this instance starts a new term (token >= 1), or
 -- {0, pttl} when another instance holds the lease for pttl more milliseconds.
 
+-- The counter and the mark must hold decimal integers (or be absent) before anything is written:
+-- an error after the lease was taken would leave it held by a term that never starts.
+local counter = redis.call('GET', KEYS[2])
+local mark = redis.call('GET', KEYS[3])
+for key, value in pairs({[KEYS[2]] = counter, [KEYS[3]] = mark}) do
+    if value and not string.match(value, '^%d+$') then
+        return redis.error_reply('redlease: ' .. key .. ' must hold a decimal integer token;'
+            .. ' repair or delete it (no election can start meanwhile)')
+    end
+end
+
 local function new_term()
     -- The counter must end above the mark: a lost or restored counter heals from it.
-    local mark = redis.call('GET', KEYS[3])
-    if mark and tonumber(mark) > tonumber(redis.call('GET', KEYS[2]) or '0') then
+    if mark and tonumber(mark) > tonumber(counter or '0') then
         redis.call('SET', KEYS[2], mark)
     end
     local token = redis.call('INCR', KEYS[2])

@@ -3,17 +3,26 @@
 -- ARGV[1] the token as a decimal string; ARGV[2..] the write's own arguments.
 -- Reply: 1 when the write was applied, 0 when the token is stale (below 1 or below the mark).
 
-local token = tonumber(ARGV[1])
-local mark = redis.call('GET', KEYS[1])
+-- The write is defined first, so it cannot see (or change) the fence's own locals below; the
+-- fence keeps its key and token in those, out of reach of a write that edits KEYS or ARGV.
+local function write()
+--[[write]]
+end
+
+local mark_key = KEYS[1]
+local token_text = ARGV[1]
+local token = tonumber(token_text)
+local mark = redis.call('GET', mark_key)
+if mark and not string.match(mark, '^%d+$') then
+    return redis.error_reply('redlease: ' .. mark_key .. ' must hold a decimal integer token;'
+        .. ' repair or delete it')
+end
 if token < 1 or (mark and token < tonumber(mark)) then
     return 0
 end
 
-local function write()
---[[write]]
-end
 write()
 
 -- Only a write that completed advances the mark; the token text is stored verbatim.
-redis.call('SET', KEYS[1], ARGV[1])
+redis.call('SET', mark_key, token_text)
 return 1

@@ -9,6 +9,10 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then
     return 0
 end
 local mark = redis.call('GET', KEYS[2])
+if mark and not string.match(mark, '^%d+$') then
+    return redis.error_reply('redlease: ' .. KEYS[2] .. ' must hold a decimal integer token;'
+        .. ' repair or delete it')
+end
 if mark and tonumber(mark) > tonumber(ARGV[3]) then
     return 0
 end

@@ -202,6 +202,23 @@ class ElectorRoundTripTests {
     }
 
     @Test
+    void aCounterOrMarkThatIsNotAnIntegerIsRefusedBeforeAnyWrite() {
+        redis.opsForValue().set(name + ":fence:applied", "1.5");
+        assertThatExceptionOfType(DataAccessException.class)
+                .isThrownBy(() -> elector("a").acquireOnce())
+                .withStackTraceContaining(name + ":fence:applied must hold a decimal integer");
+        assertThat(redis.hasKey(name + ":leader")).isFalse();
+        assertThat(redis.hasKey(name + ":fence")).isFalse();
+
+        redis.delete(name + ":fence:applied");
+        redis.opsForValue().set(name + ":fence", "garbage");
+        assertThatExceptionOfType(DataAccessException.class)
+                .isThrownBy(() -> elector("a").acquireOnce())
+                .withStackTraceContaining(name + ":fence must hold a decimal integer");
+        assertThat(redis.hasKey(name + ":leader")).isFalse();
+    }
+
+    @Test
     void leaseKeyOfWrongTypeMakesAcquireFail() {
         redis.opsForHash().put(name + ":leader", "f", "v");
         assertThatExceptionOfType(DataAccessException.class)

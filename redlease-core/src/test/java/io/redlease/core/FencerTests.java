@@ -168,6 +168,20 @@ class FencerTests {
     }
 
     @Test
+    void aBodyCannotRewriteTheFencesKeyOrToken() {
+        assertThat(elector.fenceSet(5, key("s"), "five")).isTrue();
+        // The body edits the tables the fence reads; the fence kept its own copies.
+        assertThat(elector.fenceEval(6, "ARGV[1] = '1'", List.of())).isTrue();
+        assertThat(mark()).isEqualTo("6");
+        assertThat(elector.fenceEval(6, "table.remove(ARGV, 1)", List.of(), "999")).isTrue();
+        assertThat(mark()).isEqualTo("6");
+        assertThat(elector.fenceEval(7, "KEYS[1] = KEYS[2]", List.of(key("user")))).isTrue();
+        assertThat(mark()).isEqualTo("7");
+        assertThat(redis.hasKey(key("user"))).isFalse();
+        assertThat(elector.fenceSet(5, key("s"), "stale")).isFalse();
+    }
+
+    @Test
     void largeTokensAreStoredExactly() {
         assertThat(elector.fenceSet(1_000_000_000_000_001L, key("state"), "v")).isTrue();
         assertThat(mark()).isEqualTo("1000000000000001");

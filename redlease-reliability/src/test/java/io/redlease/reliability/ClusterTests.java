@@ -1,0 +1,156 @@
+package io.redlease.reliability;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.redlease.core.Elector;
+import io.redlease.core.ElectorConfig;
+import io.redlease.core.InvalidElectorConfigException;
+import io.redlease.test.RedisClusterSetup;
+import io.redlease.test.RedisNode;
+import java.time.Duration;
+import java.util.List;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.springframework.dao.DataAccessException;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+/**
+ * Redis Cluster (three primaries, three replicas) through Spring Data Redis's {@code
+ * RedisClusterConfiguration}: a name without a hash tag fails fast, a hash-tagged name and
+ * hash-tagged fenced keys work, a key in another slot is refused, and leadership survives a manual
+ * failover and the crash of the primary owning the slot.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class ClusterTests {
+
+    private static RedisClusterSetup cluster;
+
+    private static Connections connections;
+
+    @BeforeAll
+    static void startCluster() {
+        cluster = RedisClusterSetup.start(Duration.ofMillis(1000));
+        connections = new Connections();
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        if (connections != null) {
+            connections.close();
+        }
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    @Test
+    @Order(2)
+    void hashTaggedNameAndKeysWorkAndAKeyInAnotherSlotIsRefused(TestInfo info) throws Exception {
+        try (Harness harness = new Harness(info, () -> connections.cluster(cluster.nodes()))) {
+            harness.candidate("a", Workload.steady(Duration.ofMillis(5)));
+            harness.candidate("b", Workload.steady(Duration.ofMillis(5)));
+            Candidate leader = harness.awaitWritingLeader(5);
+            String mark = harness.control().opsForValue().get(harness.log.markKey());
+            assertThatThrownBy(
+                            () ->
+                                    leader.elector.fenceEval(
+                                            leader.elector.token().orElseThrow(),
+                                            "redis.call('SET', KEYS[2], ARGV[2])",
+                                            List.of(
+                                                    "no-tag-"
+                                                            + harness.name
+                                                                    .replace("{", "")
+                                                                    .replace("}", "")),
+                                            "x"))
+                    .isInstanceOf(DataAccessException.class)
+                    .hasStackTraceContaining("CROSSSLOT");
+            assertThat(Long.parseLong(harness.control().opsForValue().get(harness.log.markKey())))
+                    .isGreaterThanOrEqualTo(Long.parseLong(mark));
+            Harness.assertSafe(harness.check());
+        }
+    }
+
+    @Test
+    @Order(3)
+    void leadershipSurvivesAManualFailoverOfThePrimaryOwningTheSlot(TestInfo info)
+            throws Exception {
+        failover(
+                info,
+                "manual CLUSTER FAILOVER",
+                key -> cluster.manualFailover(key, Duration.ofSeconds(20)),
+                true);
+    }
+
+    @Test
+    @Order(4)
+    void leadershipSurvivesTheFailoverOfAKilledPrimaryOwningTheSlot(TestInfo info)
+            throws Exception {
+        // cluster-node-timeout is 1 s: the replica takes over within a few seconds.
+        failover(
+                info,
+                "primary killed",
+                key -> cluster.killPrimaryAndAwaitFailover(key, Duration.ofSeconds(30)),
+                false);
+    }
+
+    private static void failover(
+            TestInfo info,
+            String what,
+            java.util.function.Function<String, RedisNode> fault,
+            boolean logComplete)
+            throws Exception {
+        try (Harness harness = new Harness(info, () -> connections.cluster(cluster.nodes()))) {
+            harness.timings(
+                    Duration.ofMillis(1000), Duration.ofMillis(200), Duration.ofMillis(200));
+            harness.candidate("a", Workload.steady(Duration.ofMillis(5)));
+            harness.candidate("b", Workload.steady(Duration.ofMillis(5)));
+            harness.awaitWritingLeader(5);
+            long start = System.nanoTime();
+            RedisNode promoted = fault.apply(harness.name + ":leader");
+            long promotedAt = System.nanoTime();
+            harness.fault("Cluster failover: " + what, start, promotedAt);
+            Figures.duration("Cluster: " + what + " -> replica promoted", promotedAt - start);
+            // Writes applied on the promoted primary itself: its log grows.
+            long before = llen(promoted, harness);
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(20))
+                    .pollInterval(Duration.ofMillis(5))
+                    .until(() -> llen(promoted, harness) > before + 3);
+            Figures.duration(
+                    "Cluster: " + what + " -> writes applied on the promoted primary",
+                    System.nanoTime() - start);
+            harness.stopAll();
+            // A killed primary takes its unreplicated writes with it; a manual failover waits
+            // for the replica to catch up, so nothing applied may be missing.
+            Harness.assertSafe(harness.check(logComplete));
+        }
+    }
+
+    private static long llen(RedisNode node, Harness harness) {
+        Object reply = node.command("LLEN", harness.log.key());
+        return reply instanceof Long n ? n : 0;
+    }
+
+    @Test
+    @Order(1)
+    void nameWithoutAHashTagFailsFastOnAClusterWithTheFixInTheMessage() {
+        StringRedisTemplate redis = connections.cluster(cluster.nodes());
+        assertThatThrownBy(() -> new Elector(redis, ElectorConfig.builder("no-hash-tag").build()))
+                .isInstanceOfSatisfying(
+                        InvalidElectorConfigException.class,
+                        ex ->
+                                assertThat(ex.setting())
+                                        .isEqualTo(InvalidElectorConfigException.Setting.NAME))
+                .hasMessageContaining("hash tag")
+                .hasMessageContaining("'{no-hash-tag}'");
+        // A hash-tagged name on the same factory is accepted.
+        new Elector(redis, ElectorConfig.builder("{tagged}").build()).close();
+    }
+}

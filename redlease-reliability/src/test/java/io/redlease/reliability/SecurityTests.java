@@ -1,0 +1,291 @@
+package io.redlease.reliability;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.redlease.core.Elector;
+import io.redlease.test.Dedicated;
+import io.redlease.test.RedisExtension;
+import io.redlease.test.RedisNode;
+import io.redlease.test.RedisServer;
+import io.redlease.test.TlsCertificates;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * Redis with a password, with a least-privilege ACL user, and over TLS; the exact ACL rules
+ * redlease needs are {@link #RULES}, and each one is shown to be needed.
+ */
+@ExtendWith(RedisExtension.class)
+class SecurityTests {
+
+    private static final String PASSWORD = "s3cret-for-tests";
+
+    /**
+     * The least privileges an elector and its fenced writes need, for an election named {@code
+     * <name>} (each rule after the first two is removed in turn by {@link #eachAclRuleIsNeeded}).
+     * {@code +rpush} is this suite's fenced write; a real application adds the commands its own
+     * fenced bodies run ({@code +set} and {@code +hset} for the built-in {@code Fencer.set}/{@code
+     * hset}), and key patterns for its fenced keys.
+     */
+    static List<String> rules(String name) {
+        return List.of(
+                "resetkeys",
+                "resetchannels",
+                "+evalsha",
+                "+eval",
+                "+get",
+                "+set",
+                "+incr",
+                "+pexpire",
+                "+pttl",
+                "+del",
+                "+publish",
+                "+subscribe",
+                "+unsubscribe",
+                "+ping",
+                "+rpush",
+                "~" + name + ":*",
+                "&" + name + ":released");
+    }
+
+    @Test
+    void worksWithRequirePassAndFailsClearlyWithoutIt(
+            @Dedicated(requirePass = PASSWORD) RedisServer server, TestInfo info) throws Exception {
+        try (Connections connections = new Connections();
+                Harness harness =
+                        new Harness(
+                                info,
+                                () ->
+                                        connections.standalone(
+                                                server.host(), server.port(), null, PASSWORD))) {
+            harness.candidate("a", Workload.steady(Duration.ofMillis(2)));
+            harness.awaitWritingLeader(3);
+            try (Connections noPassword = new Connections()) {
+                Elector intruder =
+                        new Elector(
+                                noPassword.standalone(server.host(), server.port()),
+                                harness.config()
+                                        .instanceId("intruder")
+                                        .observer(new Observer(harness.history, "intruder"))
+                                        .build());
+                intruder.start();
+                Awaitility.await()
+                        .atMost(Duration.ofSeconds(5))
+                        .until(
+                                () ->
+                                        harness.history.failures().stream()
+                                                .anyMatch(f -> f.candidate().equals("intruder")));
+                intruder.stop();
+            }
+            assertThat(harness.history.failures())
+                    .filteredOn(f -> f.candidate().equals("intruder"))
+                    .allMatch(
+                            f ->
+                                    f.error().contains("NOAUTH")
+                                            || f.error().toLowerCase().contains("auth"));
+            Harness.assertSafe(harness.check());
+        }
+    }
+
+    @Test
+    void worksWithALeastPrivilegeAclUser(@Dedicated RedisServer server, TestInfo info)
+            throws Exception {
+        try (Connections connections = new Connections();
+                Harness harness =
+                        new Harness(
+                                info,
+                                () ->
+                                        connections.standalone(
+                                                server.host(), server.port(), "redlease", PASSWORD),
+                                connections.standalone(server.host(), server.port()))) {
+            acl(server, "redlease", rules(harness.name));
+            harness.candidate("a", Workload.steady(Duration.ofMillis(2)));
+            harness.candidate("b", Workload.steady(Duration.ofMillis(2)));
+            Candidate leader = harness.awaitWritingLeader(3);
+            leader.close();
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(5))
+                    .until(() -> harness.other(leader).isLeader());
+            assertThat(harness.history.failures()).isEmpty();
+            Harness.assertSafe(harness.check());
+            // Nothing was refused behind the elector's back either (a refused subscription or
+            // connection setup command is swallowed by the client): Redis logs every denial.
+            assertThat(deniedObjects(server, "redlease")).isEmpty();
+        }
+    }
+
+    @Test
+    void eachAclRuleIsNeeded(@Dedicated RedisServer server, TestInfo info) throws Exception {
+        List<String> findings = new ArrayList<>();
+        String probe = "{acl-probe}";
+        List<String> all = rules(probe);
+        // The first two rules only reset; every other one is removed in turn.
+        for (int i = 2; i < all.size(); i++) {
+            String removed = all.get(i);
+            List<String> fewer = new ArrayList<>(all);
+            fewer.remove(i);
+            String user = "rl" + i;
+            acl(server, user, fewer);
+            server.command("DEL", probe + ":leader");
+            History history = new History();
+            try (Connections connections = new Connections()) {
+                List<Candidate> candidates = new ArrayList<>();
+                for (String id : List.of("c" + i, "d" + i)) {
+                    Candidate candidate =
+                            new Candidate(
+                                    id,
+                                    connections.standalone(
+                                            server.host(), server.port(), user, PASSWORD),
+                                    null,
+                                    io.redlease.core.ElectorConfig.builder(probe)
+                                            .ttl(Duration.ofMillis(1000))
+                                            .renewInterval(Duration.ofMillis(200))
+                                            .acquireInterval(Duration.ofMillis(300)),
+                                    history,
+                                    new FencedLog(probe),
+                                    Workload.steady(Duration.ofMillis(5)).writesPerTerm(2));
+                    candidate.start();
+                    candidates.add(candidate);
+                }
+                // Long enough for acquires by a leader and a follower, writes, a release and a
+                // hand-over, unless a refusal shows up first.
+                Awaitility.await()
+                        .atMost(Duration.ofSeconds(3))
+                        .until(
+                                () ->
+                                        refusal(history) != null
+                                                || !deniedObjects(server, user).isEmpty()
+                                                || history.stepDowns().size() >= 3);
+                for (Candidate candidate : candidates) {
+                    candidate.close();
+                }
+            }
+            // Stopping unsubscribes: give Redis a moment to log a refused UNSUBSCRIBE.
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(2))
+                    .until(
+                            () ->
+                                    refusal(history) != null
+                                            || !deniedObjects(server, user).isEmpty());
+            String refusal = refusal(history);
+            List<String> denied = deniedObjects(server, user);
+            findings.add(
+                    "without "
+                            + removed
+                            + ": "
+                            + (refusal != null ? refusal : "")
+                            + (denied.isEmpty() ? "" : " ACL LOG denied " + denied));
+            // Outside a script Redis says NOPERM; inside one, "The user executing the script
+            // can't run this command"; what the client swallows (the release subscription) is in
+            // the ACL LOG.
+            if (denied.isEmpty()) {
+                assertThat(refusal)
+                        .as("without " + removed)
+                        .isNotNull()
+                        .containsAnyOf(
+                                "NOPERM",
+                                "can't run this command",
+                                "can't publish",
+                                "can't access");
+            }
+        }
+        findings.forEach(f -> Figures.note("ACL: " + f));
+        findings.forEach(f -> System.out.println("[redlease-reliability] ACL " + f));
+    }
+
+    /** The first error from Redis in the history (not the elector's own timeout), or null. */
+    private static String refusal(History history) {
+        return history.failures().stream()
+                .map(History.Failure::error)
+                .filter(e -> !e.contains("QueryTimeout"))
+                .findFirst()
+                .orElse(
+                        history.writes().stream()
+                                .map(History.Write::error)
+                                .filter(e -> !e.isEmpty())
+                                .findFirst()
+                                .orElse(null));
+    }
+
+    /** Returns what {@code ACL LOG} says was denied to the user: commands, keys, channels. */
+    static List<String> deniedObjects(RedisServer server, String user) {
+        List<String> objects = new ArrayList<>();
+        Object log = server.command("ACL", "LOG");
+        if (log instanceof List<?> entries) {
+            for (Object entry : entries) {
+                if (entry instanceof List<?> fields
+                        && fields.indexOf("username") >= 0
+                        && user.equals(fields.get(fields.indexOf("username") + 1))) {
+                    objects.add(
+                            fields.get(fields.indexOf("reason") + 1)
+                                    + " "
+                                    + fields.get(fields.indexOf("object") + 1));
+                }
+            }
+        }
+        return objects;
+    }
+
+    @Test
+    void worksOverTls(TestInfo info) throws Exception {
+        try (TlsCertificates certs = TlsCertificates.generate()) {
+            int tlsPort = RedisNode.freePort();
+            try (RedisNode node =
+                            RedisNode.start(
+                                    "--tls-port",
+                                    Integer.toString(tlsPort),
+                                    "--tls-cert-file",
+                                    certs.serverCert().toString(),
+                                    "--tls-key-file",
+                                    certs.serverKey().toString(),
+                                    "--tls-ca-cert-file",
+                                    certs.caCert().toString(),
+                                    "--tls-auth-clients",
+                                    "no");
+                    Connections connections = new Connections();
+                    Harness harness =
+                            new Harness(
+                                    info,
+                                    () ->
+                                            connections.tls(
+                                                    "127.0.0.1",
+                                                    tlsPort,
+                                                    certs.caCert().toFile()))) {
+                harness.candidate("a", Workload.steady(Duration.ofMillis(2)));
+                harness.candidate("b", Workload.steady(Duration.ofMillis(2)));
+                harness.awaitWritingLeader(3);
+                assertThat(Long.parseLong(node.info("stats", "total_connections_received")))
+                        .isPositive();
+                Harness.assertSafe(harness.check());
+            }
+        }
+    }
+
+    static void acl(RedisServer server, String user, List<String> rules) {
+        List<String> command =
+                new ArrayList<>(List.of("ACL", "SETUSER", user, "reset", "on", ">" + PASSWORD));
+        command.addAll(rules);
+        server.command(command.toArray(String[]::new));
+    }
+
+    /** Records an extra elector's callbacks in a harness history. */
+    private static final class Observer implements io.redlease.core.Observer {
+        private final History history;
+        private final String id;
+
+        Observer(History history, String id) {
+            this.history = history;
+            this.id = id;
+        }
+
+        @Override
+        public void onError(Operation operation, Throwable error) {
+            history.failed(id, operation.name(), Harness.describe(error), System.nanoTime());
+        }
+    }
+}

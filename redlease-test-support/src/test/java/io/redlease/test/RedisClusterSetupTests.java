@@ -1,0 +1,51 @@
+package io.redlease.test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+class RedisClusterSetupTests {
+
+    @Test
+    void createsSixNodesThatFailOverAfterACrashAndManually() {
+        try (RedisClusterSetup cluster = RedisClusterSetup.start(Duration.ofMillis(1000))) {
+            assertThat(cluster.nodes()).hasSize(6);
+            assertThat(cluster.slot("{tag}:a")).isEqualTo(cluster.slot("{tag}:b"));
+
+            // The first node started is a primary; lookups keep working once it is down.
+            RedisNode first = cluster.nodes().get(0);
+            assertThat(first.info("replication", "role")).isEqualTo("master");
+            String firstKey = keyServedBy(cluster, first, null);
+            RedisNode firstReplica = cluster.replicaOf(first);
+            RedisNode takeover =
+                    cluster.killPrimaryAndAwaitFailover(firstKey, Duration.ofSeconds(30));
+            assertThat(takeover).isSameAs(firstReplica);
+            assertThat(first.isAlive()).isFalse();
+            assertThat(cluster.slot(firstKey)).isBetween(0, 16383);
+
+            // Another shard: a manual hand-over, then a crash of the new primary.
+            String key = keyServedBy(cluster, null, takeover);
+            RedisNode primary = cluster.primaryFor(key);
+            RedisNode replica = cluster.replicaOf(primary);
+            assertThat(replica.info("replication", "master_port"))
+                    .isEqualTo(Integer.toString(primary.port()));
+            RedisNode promoted = cluster.manualFailover(key, Duration.ofSeconds(20));
+            assertThat(promoted).isSameAs(replica);
+            assertThat(cluster.primaryFor(key)).isSameAs(replica);
+            RedisNode afterCrash = cluster.killPrimaryAndAwaitFailover(key, Duration.ofSeconds(30));
+            assertThat(afterCrash).isSameAs(primary);
+        }
+    }
+
+    /** Returns a key served by {@code primary}, or by any primary other than {@code not}. */
+    private static String keyServedBy(RedisClusterSetup cluster, RedisNode primary, RedisNode not) {
+        for (int i = 0; ; i++) {
+            String key = "{k" + i + "}";
+            RedisNode serving = cluster.primaryFor(key);
+            if (primary != null ? serving == primary : serving != not) {
+                return key;
+            }
+        }
+    }
+}
