@@ -12,6 +12,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import org.springframework.dao.QueryTimeoutException;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -26,6 +28,12 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * prefers a reply that arrived in the same instant as the bound ("photo finish").
  */
 final class Campaign {
+
+    /**
+     * Logs every acquire attempt and renewal at DEBUG, under the logger the Spring Boot integration
+     * uses for transitions; transitions themselves go to the observers.
+     */
+    private static final Log logger = LogFactory.getLog("io.redlease.election");
 
     private enum Phase {
         SLEEPING,
@@ -239,6 +247,20 @@ final class Campaign {
 
     private void onAcquireReply(
             long sentAt, Elector.@Nullable AcquireReply reply, @Nullable Throwable error) {
+        if (logger.isDebugEnabled()) {
+            logger.debug(
+                    "redlease: acquire of '"
+                            + elector.name()
+                            + "' by "
+                            + elector.instanceId()
+                            + (reply == null
+                                    ? " failed: " + error
+                                    : reply.token() > 0
+                                            ? " won token " + reply.token()
+                                            : " lost; the holder's lease has "
+                                                    + reply.holderTtlMillis()
+                                                    + " ms left"));
+        }
         if (reply == null) {
             if (stopRequested) {
                 finish();
@@ -445,6 +467,16 @@ final class Campaign {
 
     private void onRenewReply(
             Lease lease, long sentAt, @Nullable Boolean extended, @Nullable Throwable error) {
+        if (logger.isDebugEnabled()) {
+            logger.debug(
+                    "redlease: renewal of '"
+                            + elector.name()
+                            + "' term "
+                            + lease.term.token()
+                            + (extended == null
+                                    ? " failed: " + error
+                                    : extended ? " extended the lease" : " found the lease lost"));
+        }
         if (extended == null) {
             notifyError(Operation.RENEW, error);
         } else if (!extended) {

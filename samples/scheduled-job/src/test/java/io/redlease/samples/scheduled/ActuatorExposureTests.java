@@ -1,0 +1,69 @@
+package io.redlease.samples.scheduled;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.redlease.core.Elector;
+import io.redlease.test.RedisServer;
+import io.redlease.test.RedisServers;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+/**
+ * Over HTTP: the status page, the health and the redlease endpoint read; resigning is refused while
+ * the endpoint keeps its default read-only access, although the endpoint is exposed.
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+class ActuatorExposureTests {
+
+    @DynamicPropertySource
+    static void redis(DynamicPropertyRegistry registry) {
+        RedisServer server = RedisServers.shared();
+        registry.add("spring.data.redis.host", server::host);
+        registry.add("spring.data.redis.port", server::port);
+        registry.add("redlease.name", () -> "{reports-http-" + System.nanoTime() + "}");
+    }
+
+    @LocalServerPort private int port;
+
+    @Autowired private Elector elector;
+
+    private final HttpClient http = HttpClient.newHttpClient();
+
+    private HttpResponse<String> send(String method, String path) throws Exception {
+        HttpRequest request =
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                        .method(method, HttpRequest.BodyPublishers.noBody())
+                        .header("Content-Type", "application/json")
+                        .build();
+        return http.send(request, HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
+    void readsWorkAndResigningIsNotExposedByDefault() throws Exception {
+        await().until(elector::isLeader);
+        HttpResponse<String> status = send("GET", "/status");
+        assertThat(status.statusCode()).isEqualTo(200);
+        assertThat(status.body()).contains("\"role\":\"leader\"");
+
+        HttpResponse<String> health = send("GET", "/actuator/health");
+        assertThat(health.body()).contains("\"redlease\"").contains("\"role\":\"leader\"");
+
+        HttpResponse<String> read = send("GET", "/actuator/redlease");
+        assertThat(read.statusCode()).isEqualTo(200);
+        assertThat(read.body()).contains("\"holder\":\"" + elector.instanceId() + "\"");
+
+        long token = elector.token().getAsLong();
+        HttpResponse<String> resign = send("POST", "/actuator/redlease");
+        assertThat(resign.statusCode()).isIn(404, 405);
+        assertThat(elector.token()).hasValue(token);
+    }
+}
