@@ -23,6 +23,10 @@ end
 
 write()
 
--- Only a write that completed advances the mark; the token text is stored verbatim.
-redis.call('SET', mark_key, token_text)
+-- Only a write that completed advances the mark; the token text is stored verbatim. Within a
+-- term the mark already holds this very text (acquire stamps it): then it is rewritten only if
+-- the write itself changed it, which spares the replicas and the AOF a SET per write.
+if mark ~= token_text or redis.call('GET', mark_key) ~= token_text then
+    redis.call('SET', mark_key, token_text)
+end
 return 1

@@ -4,10 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
+import io.redlease.test.Dedicated;
 import io.redlease.test.RedisExtension;
 import io.redlease.test.RedisServer;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -67,6 +70,34 @@ class FencerTests {
         assertThat(elector.fenceHSet(6, key("state"), "k", "six")).isTrue();
         assertThat(redis.opsForHash().get(key("state"), "k")).isEqualTo("six");
         assertThat(mark()).isEqualTo("6");
+    }
+
+    @Test
+    void aWriteCarryingTheMarksOwnTokenLeavesTheMarkAlone(@Dedicated RedisServer own) {
+        StringRedisTemplate template = templates.on(own);
+        Elector fenced = new Elector(template, ElectorConfig.builder(name).instanceId("a").build());
+        assertThat(fenced.fenceSet(5, key("state"), "first")).isTrue();
+        long before = setCalls(own);
+        assertThat(fenced.fenceSet(5, key("state"), "second")).isTrue();
+        assertThat(setCalls(own) - before).as("SETs for a write at the mark").isEqualTo(1);
+        assertThat(fenced.fenceSet(6, key("state"), "third")).isTrue();
+        assertThat(setCalls(own) - before).as("SETs after a write above the mark").isEqualTo(3);
+        assertThat(template.opsForValue().get(key("state"))).isEqualTo("third");
+        assertThat(template.opsForValue().get(key("fence:applied"))).isEqualTo("6");
+        // A body that lowers the mark at the mark's own token still gets it restored.
+        assertThat(fenced.fenceEval(6, "redis.call('SET', KEYS[1], '0')", List.of())).isTrue();
+        assertThat(template.opsForValue().get(key("fence:applied"))).isEqualTo("6");
+        // A mark spelt differently is rewritten verbatim from the token, as before.
+        template.opsForValue().set(key("fence:applied"), "06");
+        assertThat(fenced.fenceSet(6, key("state"), "fourth")).isTrue();
+        assertThat(template.opsForValue().get(key("fence:applied"))).isEqualTo("6");
+    }
+
+    /** SET calls so far, counting those run inside scripts (INFO commandstats). */
+    private static long setCalls(RedisServer server) {
+        Matcher calls =
+                Pattern.compile("cmdstat_set:calls=(\\d+)").matcher(server.info("commandstats"));
+        return calls.find() ? Long.parseLong(calls.group(1)) : 0;
     }
 
     @Test
