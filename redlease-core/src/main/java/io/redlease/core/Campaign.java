@@ -150,6 +150,12 @@ final class Campaign {
                         io.execute(() -> closeQuietly(subscription));
                     } else {
                         releaseSubscription = subscription;
+                        // A release announced before the subscription took effect was not
+                        // heard: a follower looks at the lease once more now, unless it is
+                        // backing off after errors.
+                        if (backoff == acquireInterval) {
+                            wakeOnLoop();
+                        }
                     }
                 });
     }
@@ -184,18 +190,19 @@ final class Campaign {
 
     /** Makes a follower try to acquire now, for example because the lease was released. */
     void wake() {
-        loop.execute(
-                () -> {
-                    if (stopRequested || lease != null) {
-                        return;
-                    }
-                    if (phase == Phase.SLEEPING && timer != null) {
-                        timer.cancel(false);
-                        attempt();
-                    } else if (phase == Phase.ACQUIRING) {
-                        wakeRequested = true;
-                    }
-                });
+        loop.execute(this::wakeOnLoop);
+    }
+
+    private void wakeOnLoop() {
+        if (stopRequested || lease != null) {
+            return;
+        }
+        if (phase == Phase.SLEEPING && timer != null) {
+            timer.cancel(false);
+            attempt();
+        } else if (phase == Phase.ACQUIRING) {
+            wakeRequested = true;
+        }
     }
 
     private void onStopRequested() {

@@ -1,7 +1,8 @@
 package io.redlease.core;
 
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.LinkedTransferQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -13,9 +14,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * state machines, and a small pool that makes the blocking Redis calls those loops wait on.
  *
  * <p>An elector is pinned to one loop thread for a whole run, so its callbacks never overlap. The
- * Redis pool has a fixed maximum and idle threads end after 30 s; calls beyond it queue. A call the
- * loop stopped waiting for keeps its thread until the client gives up, so while Redis hangs later
- * calls wait in the queue; the loop's own bounds still end every wait on time.
+ * Redis pool hands each call to an idle thread, starts a thread only when none is idle, up to a
+ * fixed maximum, and queues calls beyond it; idle threads end after 30 s. So a few elections keep a
+ * thread or two, and a thousand starting together share the maximum. A call the loop stopped
+ * waiting for keeps its thread until the client gives up, so while Redis hangs later calls wait in
+ * the queue; the loop's own bounds still end every wait on time.
  */
 final class ElectorRuntime {
 
@@ -47,16 +50,38 @@ final class ElectorRuntime {
             loops[i] = loop;
         }
         AtomicInteger ioThreads = new AtomicInteger();
-        ThreadPoolExecutor pool =
+        IdleFirstQueue queue = new IdleFirstQueue();
+        this.io =
                 new ThreadPoolExecutor(
-                        IO_THREADS,
+                        0,
                         IO_THREADS,
                         30,
                         TimeUnit.SECONDS,
-                        new LinkedBlockingQueue<>(),
-                        runnable -> daemon(runnable, "redlease-io-" + ioThreads.incrementAndGet()));
-        pool.allowCoreThreadTimeOut(true);
-        this.io = pool;
+                        queue,
+                        runnable -> daemon(runnable, "redlease-io-" + ioThreads.incrementAndGet()),
+                        (task, pool) -> {
+                            if (pool.isShutdown()) {
+                                throw new RejectedExecutionException("redlease: runtime shut down");
+                            }
+                            queue.enqueue(task);
+                        });
+    }
+
+    /**
+     * The Redis pool's queue. A task offered by the pool goes straight to an idle thread or is
+     * refused, and a refusal makes the pool start a thread; only once the pool is at its maximum
+     * does the pool's rejection handler queue the task for the next thread that frees up.
+     */
+    private static final class IdleFirstQueue extends LinkedTransferQueue<Runnable> {
+
+        @Override
+        public boolean offer(Runnable task) {
+            return tryTransfer(task);
+        }
+
+        void enqueue(Runnable task) {
+            super.offer(task);
+        }
     }
 
     static ElectorRuntime shared() {

@@ -8,6 +8,10 @@ import io.redlease.test.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedTransferQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -44,6 +48,42 @@ class ElectorRuntimeTests {
                 electors.forEach(Elector::close);
             }
         }
+    }
+
+    @Test
+    void theRedisPoolReusesIdleThreadsAndQueuesBeyondItsMaximum() throws Exception {
+        ThreadPoolExecutor io = (ThreadPoolExecutor) new ElectorRuntime(2).io();
+        LinkedTransferQueue<Runnable> queue = (LinkedTransferQueue<Runnable>) io.getQueue();
+        for (int i = 0; i < 200; i++) {
+            io.submit(() -> {}).get();
+            // The thread is back, idle, before the next call.
+            await().pollDelay(Duration.ZERO)
+                    .pollInterval(Duration.ofMillis(1))
+                    .until(queue::hasWaitingConsumer);
+        }
+        assertThat(io.getLargestPoolSize()).as("threads for calls one after another").isEqualTo(1);
+
+        int calls = ElectorRuntime.IO_THREADS + 36;
+        CountDownLatch hold = new CountDownLatch(1);
+        CountDownLatch done = new CountDownLatch(calls);
+        for (int i = 0; i < calls; i++) {
+            io.execute(
+                    () -> {
+                        try {
+                            hold.await();
+                        } catch (InterruptedException ex) {
+                            Thread.currentThread().interrupt();
+                        }
+                        done.countDown();
+                    });
+        }
+        await().until(() -> io.getActiveCount() == ElectorRuntime.IO_THREADS);
+        assertThat(io.getQueue()).hasSize(calls - ElectorRuntime.IO_THREADS);
+        hold.countDown();
+        assertThat(done.await(10, TimeUnit.SECONDS)).as("queued calls ran").isTrue();
+        assertThat(io.getLargestPoolSize()).isEqualTo(ElectorRuntime.IO_THREADS);
+        io.shutdown();
+        assertThat(io.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
     }
 
     private static long threads(String prefix) {

@@ -98,6 +98,30 @@ class ReleaseNotificationTests {
     }
 
     @Test
+    void aReleaseRightAfterAFollowerJoinsIsNotMissed(TestInfo info) {
+        // The leader stops as soon as the follower has lost its first attempt, often before the
+        // follower's subscription is in place; the follower tries again once it is subscribed.
+        for (int round = 0; round < 10; round++) {
+            name = Names.unique(info) + "-" + round;
+            Recorder leader = new Recorder();
+            Recorder follower = new Recorder();
+            Elector a = elector("a", true, leader);
+            a.start();
+            leader.await("elected", 1);
+            Elector b = elector("b", true, follower);
+            b.start();
+            follower.await("follower", 1);
+            long released = System.nanoTime();
+            a.stop();
+            Recorder.Event elected = follower.await("elected", 1);
+            assertThat(Duration.ofNanos(elected.nanos() - released))
+                    .as("round %d", round)
+                    .isLessThan(POLL.dividedBy(2));
+            b.stop();
+        }
+    }
+
+    @Test
     void withoutNotificationsTheFollowerWaitsForItsPoll() {
         Recorder leader = new Recorder();
         Recorder follower = new Recorder();
