@@ -142,6 +142,11 @@ final class Campaign {
                             this::wake);
         } catch (RuntimeException ex) {
             // Followers still poll; the failure shows as slower hand-offs only.
+            logger.warn(
+                    "redlease: cannot subscribe to release notifications of '"
+                            + config.name()
+                            + "'; this follower takes over by polling instead",
+                    ex);
             return;
         }
         loop.execute(

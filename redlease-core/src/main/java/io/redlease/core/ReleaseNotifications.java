@@ -31,6 +31,13 @@ final class ReleaseNotifications {
 
     private int listeners;
 
+    /**
+     * Serialises adding and removing listeners. The container checks, while removing one, whether
+     * any are left and stops listening if not; a listener added at the same moment could be left
+     * registered on a subscription that is being torn down, and never hear a release.
+     */
+    private final Object changes = new Object();
+
     private ReleaseNotifications(RedisConnectionFactory factory, Executor executor) {
         this.factory = factory;
         this.container = new RedisMessageListenerContainer();
@@ -70,12 +77,21 @@ final class ReleaseNotifications {
                     byFactory.computeIfAbsent(factory, f -> new ReleaseNotifications(f, executor));
             notifications.listeners++;
         }
-        notifications.container.addMessageListener(listener, topic);
+        try {
+            synchronized (notifications.changes) {
+                notifications.container.addMessageListener(listener, topic);
+            }
+        } catch (RuntimeException ex) {
+            notifications.remove(listener, topic);
+            throw ex;
+        }
         return () -> notifications.remove(listener, topic);
     }
 
     private void remove(MessageListener listener, ChannelTopic topic) {
-        container.removeMessageListener(listener, topic);
+        synchronized (changes) {
+            container.removeMessageListener(listener, topic);
+        }
         boolean last;
         synchronized (byFactory) {
             last = --listeners == 0;
