@@ -62,15 +62,21 @@ class ReleaseNotificationTests {
         return elector;
     }
 
-    /** Starts a leader and a follower and waits until the follower is subscribed. */
-    private Elector leaderWithFollower(Recorder leader, Recorder follower, boolean notify) {
+    /** Starts a leader, then a follower, and returns the leader once the follower has lost. */
+    private Elector leaderThenFollower(Recorder leader, Recorder follower, boolean notify) {
         Elector a = elector("a", true, leader);
         a.start();
         leader.await("elected", 1);
-        Elector b = elector("b", notify, follower);
-        b.start();
+        elector("b", notify, follower).start();
         follower.await("follower", 1);
+        return a;
+    }
+
+    /** Starts a leader and a follower and waits until the follower is subscribed. */
+    private Elector leaderWithFollower(Recorder leader, Recorder follower, boolean notify) {
+        Elector a = leaderThenFollower(leader, follower, notify);
         if (notify) {
+            // Both electors share one template, so one subscription connection.
             org.awaitility.Awaitility.await().until(() -> subscribers() >= 1);
         }
         return a;
@@ -105,19 +111,14 @@ class ReleaseNotificationTests {
             name = Names.unique(info) + "-" + round;
             Recorder leader = new Recorder();
             Recorder follower = new Recorder();
-            Elector a = elector("a", true, leader);
-            a.start();
-            leader.await("elected", 1);
-            Elector b = elector("b", true, follower);
-            b.start();
-            follower.await("follower", 1);
+            Elector a = leaderThenFollower(leader, follower, true);
             long released = System.nanoTime();
             a.stop();
             Recorder.Event elected = follower.await("elected", 1);
             assertThat(Duration.ofNanos(elected.nanos() - released))
                     .as("round %d", round)
                     .isLessThan(POLL.dividedBy(2));
-            b.stop();
+            electors.forEach(Elector::stop);
         }
     }
 
