@@ -471,7 +471,7 @@ class BadInputTests {
                                                                 && s.reason().equals("LOST")));
                 // An id without a TTL holds the lease until someone removes it; observe a few
                 // acquire intervals (a fault window, not a synchronisation).
-                Thread.sleep(5 * harness.acquireInterval.toMillis());
+                Thread.sleep(5 * harness.acquireInterval.toMillis()); // fault window
                 assertThat(electionsAfter(harness, began)).as("terms started").isEmpty();
                 Elector.LeaseHolder holder = leader.elector.holder().orElseThrow();
                 assertThat(holder.instanceId()).isEqualTo("intruder");

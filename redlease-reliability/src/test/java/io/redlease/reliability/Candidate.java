@@ -95,6 +95,7 @@ final class Candidate implements Observer, AutoCloseable {
             }
             if (!workload.pacing().isZero()) {
                 try {
+                    // The workload's pace between writes: a fault window, not a synchronisation.
                     Thread.sleep(
                             workload.pacing().toMillis(),
                             workload.pacing().toNanosPart() % 1_000_000);

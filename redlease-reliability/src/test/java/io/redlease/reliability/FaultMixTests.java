@@ -266,6 +266,6 @@ class FaultMixTests {
 
     /** Keeps a fault in place for a while: opens the fault window, synchronises nothing. */
     private static void window(Duration hold) throws InterruptedException {
-        Thread.sleep(hold.toMillis());
+        Thread.sleep(hold.toMillis()); // the fault window itself, not a synchronisation
     }
 }

@@ -237,16 +237,7 @@ class SecurityTests {
             int tlsPort = RedisNode.freePort();
             try (RedisNode node =
                             RedisNode.start(
-                                    "--tls-port",
-                                    Integer.toString(tlsPort),
-                                    "--tls-cert-file",
-                                    certs.serverCert().toString(),
-                                    "--tls-key-file",
-                                    certs.serverKey().toString(),
-                                    "--tls-ca-cert-file",
-                                    certs.caCert().toString(),
-                                    "--tls-auth-clients",
-                                    "no");
+                                    certs.redisServerArgs(tlsPort, "--tls-auth-clients", "no"));
                     Connections connections = new Connections();
                     Harness harness =
                             new Harness(

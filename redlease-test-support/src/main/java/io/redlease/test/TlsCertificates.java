@@ -5,6 +5,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -92,7 +93,7 @@ public record TlsCertificates(Path dir, Path caCert, Path serverCert, Path serve
     }
 
     private static void openssl(Path dir, String... args) {
-        List<String> command = new java.util.ArrayList<>();
+        List<String> command = new ArrayList<>();
         command.add("openssl");
         command.addAll(List.of(args));
         try {
@@ -118,6 +119,30 @@ public record TlsCertificates(Path dir, Path caCert, Path serverCert, Path serve
             Thread.currentThread().interrupt();
             throw new IllegalStateException("Interrupted while running openssl", ex);
         }
+    }
+
+    /**
+     * Returns {@code redis-server} arguments that serve TLS with these files on a port, followed by
+     * any extra arguments (for example {@code "--tls-auth-clients", "no"}).
+     *
+     * @param tlsPort the TLS port
+     * @param extraArgs more server arguments
+     * @return the arguments, for {@link RedisNode#start(String...)}
+     */
+    public String[] redisServerArgs(int tlsPort, String... extraArgs) {
+        List<String> args =
+                new ArrayList<>(
+                        List.of(
+                                "--tls-port",
+                                Integer.toString(tlsPort),
+                                "--tls-cert-file",
+                                serverCert.toString(),
+                                "--tls-key-file",
+                                serverKey.toString(),
+                                "--tls-ca-cert-file",
+                                caCert.toString()));
+        args.addAll(List.of(extraArgs));
+        return args.toArray(String[]::new);
     }
 
     /** Deletes the directory with the keys and certificates. */

@@ -26,16 +26,7 @@ class TlsCertificatesTests {
             assertThat(names).contains("127.0.0.1", "localhost");
             assertThat(certs.serverKey()).exists();
             int tlsPort = RedisNode.freePort();
-            try (RedisNode node =
-                    RedisNode.start(
-                            "--tls-port",
-                            Integer.toString(tlsPort),
-                            "--tls-cert-file",
-                            certs.serverCert().toString(),
-                            "--tls-key-file",
-                            certs.serverKey().toString(),
-                            "--tls-ca-cert-file",
-                            certs.caCert().toString())) {
+            try (RedisNode node = RedisNode.start(certs.redisServerArgs(tlsPort))) {
                 assertThat(node.command("CONFIG", "GET", "tls-port"))
                         .isEqualTo(List.of("tls-port", Integer.toString(tlsPort)));
             }

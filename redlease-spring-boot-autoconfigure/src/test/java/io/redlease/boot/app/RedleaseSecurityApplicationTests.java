@@ -39,12 +39,7 @@ class RedleaseSecurityApplicationTests {
         try (TlsCertificates certs = TlsCertificates.generate()) {
             int tlsPort = RedisNode.freePort();
             try (RedisNode node =
-                    RedisNode.start(
-                            "--tls-port", Integer.toString(tlsPort),
-                            "--tls-cert-file", certs.serverCert().toString(),
-                            "--tls-key-file", certs.serverKey().toString(),
-                            "--tls-ca-cert-file", certs.caCert().toString(),
-                            "--tls-auth-clients", "no")) {
+                    RedisNode.start(certs.redisServerArgs(tlsPort, "--tls-auth-clients", "no"))) {
                 try (ConfigurableApplicationContext context =
                         start(
                                 "spring.ssl.bundle.pem.redis.truststore.certificate=file:"
