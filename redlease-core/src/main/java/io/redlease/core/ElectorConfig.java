@@ -11,6 +11,8 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
+import java.util.concurrent.Executor;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 
@@ -32,6 +34,12 @@ public final class ElectorConfig {
 
     /** Time to live of the lease when none is set: 5 seconds. */
     public static final Duration DEFAULT_TTL = Duration.ofSeconds(5);
+
+    static final long DEFAULT_DRAIN_TIMEOUT_SECONDS = 10;
+
+    /** The drain timeout when none is set: how long stopping waits for work in flight. */
+    public static final Duration DEFAULT_DRAIN_TIMEOUT =
+            Duration.ofSeconds(DEFAULT_DRAIN_TIMEOUT_SECONDS);
 
     static final Duration MIN_TTL = Duration.ofMillis(100);
 
@@ -59,6 +67,10 @@ public final class ElectorConfig {
 
     private final LongSupplier clock;
 
+    private final Duration drainTimeout;
+
+    private final @Nullable Executor callbackExecutor;
+
     private ElectorConfig(Builder builder, Duration ttl, Duration renew, Duration acquire) {
         this.name = builder.name;
         this.ttl = ttl;
@@ -71,6 +83,8 @@ public final class ElectorConfig {
         this.ackReplicas = builder.ackReplicas;
         this.ackTimeout = builder.ackTimeout;
         this.clock = builder.clock;
+        this.drainTimeout = builder.drainTimeout;
+        this.callbackExecutor = builder.callbackExecutor;
     }
 
     /**
@@ -155,6 +169,22 @@ public final class ElectorConfig {
         return clock;
     }
 
+    /**
+     * Returns how long stopping waits for the calls in flight in a term, and for the leader task to
+     * return once interrupted, before it releases the lease anyway.
+     */
+    public Duration drainTimeout() {
+        return drainTimeout;
+    }
+
+    /**
+     * Returns the executor observer callbacks run on, or empty for the engine's default: a small
+     * shared pool that adds a thread while callbacks block.
+     */
+    public Optional<Executor> callbackExecutor() {
+        return Optional.ofNullable(callbackExecutor);
+    }
+
     /** Returns a builder preset with this configuration. */
     public Builder toBuilder() {
         Builder builder = new Builder(name);
@@ -168,6 +198,8 @@ public final class ElectorConfig {
         builder.ackReplicas = ackReplicas;
         builder.ackTimeout = ackTimeout;
         builder.clock = clock;
+        builder.drainTimeout = drainTimeout;
+        builder.callbackExecutor = callbackExecutor;
         return builder;
     }
 
@@ -234,6 +266,10 @@ public final class ElectorConfig {
         private Duration ackTimeout = Duration.ZERO;
 
         private LongSupplier clock = System::nanoTime;
+
+        private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
+
+        private @Nullable Executor callbackExecutor;
 
         private Builder(@Nullable String name) {
             this.name = name == null ? "" : name;
@@ -327,6 +363,36 @@ public final class ElectorConfig {
             }
             this.ackReplicas = replicas;
             this.ackTimeout = required(timeout, "timeout");
+            return this;
+        }
+
+        /**
+         * Sets how long stopping waits for the calls in flight in a term ({@code @LeaderOnly}
+         * methods, {@link Term#execute}) and then for the interrupted leader task, before it ends
+         * the term and releases the lease anyway; {@value #DEFAULT_DRAIN_TIMEOUT_SECONDS} s by
+         * default. Work still running then is named in a WARN; its late fenced writes are refused
+         * once a successor is elected.
+         *
+         * @throws IllegalArgumentException if the timeout is negative
+         */
+        public Builder drainTimeout(Duration drainTimeout) {
+            if (required(drainTimeout, "drainTimeout").isNegative()) {
+                throw invalid(
+                        Setting.DRAIN_TIMEOUT, "redlease: drain timeout must not be negative");
+            }
+            this.drainTimeout = drainTimeout;
+            return this;
+        }
+
+        /**
+         * Sets the executor that runs observer callbacks (and so the Spring Boot leadership
+         * events). Each election's callbacks still run one at a time and in order; a callback that
+         * blocks delays only its own election's later callbacks as long as the executor has a
+         * thread for each blocked one (virtual threads, or an unbounded pool). By default a small
+         * shared pool runs them and adds a thread while callbacks block.
+         */
+        public Builder callbackExecutor(Executor callbackExecutor) {
+            this.callbackExecutor = required(callbackExecutor, "callbackExecutor");
             return this;
         }
 

@@ -19,12 +19,18 @@ import java.util.Objects;
  */
 public final class Fencer {
 
-    private final Elector elector;
+    private final LeaseProtocol protocol;
+
+    private final Observer observer;
+
+    private final String name;
 
     private final long token;
 
-    Fencer(Elector elector, long token) {
-        this.elector = elector;
+    Fencer(LeaseProtocol protocol, Observer observer, String name, long token) {
+        this.protocol = protocol;
+        this.observer = observer;
+        this.name = name;
         this.token = token;
     }
 
@@ -33,50 +39,69 @@ public final class Fencer {
         return token;
     }
 
-    /** Returns the elector this token belongs to. */
-    public Elector elector() {
-        return elector;
-    }
-
     /**
      * Sets {@code key} to {@code value} if the token is current.
      *
      * @return whether the write was applied
+     * @throws IllegalArgumentException if an argument is null or the key is the election's fence
+     *     mark
      */
     public boolean set(String key, String value) {
-        return elector.fenceSet(token, key, value);
+        return verdict(protocol.set(token, key, value));
     }
 
     /**
      * Sets {@code field} of the hash {@code key} to {@code value} if the token is current.
      *
      * @return whether the write was applied
+     * @throws IllegalArgumentException if an argument is null or the key is the election's fence
+     *     mark
      */
     public boolean hset(String key, String field, String value) {
-        return elector.fenceHSet(token, key, field, value);
+        return verdict(protocol.hset(token, key, field, value));
     }
 
     /**
-     * Runs a Lua {@code body} if the token is current; see {@link Elector#fenceEval}.
+     * Runs a Lua {@code body} if the token is current, atomically with the check.
      *
+     * <p>{@code KEYS[1]} and {@code ARGV[1]} are reserved for the fence: the body addresses its own
+     * keys as {@code KEYS[2..]} and its arguments as {@code ARGV[2..]}. The body runs inside a Lua
+     * function: a {@code return} ends the body only, and the write counts as applied. A body that
+     * raises an error (for example {@code WRONGTYPE}) surfaces it and does not advance the fence;
+     * writes it made before the error are not rolled back (Redis scripts do not roll back). Bodies
+     * are cached per elector, at most {@value TooManyEvalBodiesException#CAP}: keep them constant
+     * and pass variable data as keys and arguments. On Redis Cluster every key must share the
+     * election name's hash tag.
+     *
+     * @param keys the body's keys (may be empty)
+     * @param args the body's arguments
      * @return whether the write was applied
+     * @throws TooManyEvalBodiesException before any Redis call, when the body is new and the cache
+     *     is full
+     * @throws IllegalArgumentException if an argument is null or the body blank
+     * @throws org.springframework.dao.DataAccessException if Redis fails or the body errors
      */
     public boolean eval(String body, List<String> keys, String... args) {
-        return elector.fenceEval(token, body, keys, args);
+        return verdict(protocol.eval(token, body, keys, args));
+    }
+
+    private boolean verdict(boolean applied) {
+        observer.onFencedWrite(applied);
+        return applied;
     }
 
     @Override
     public boolean equals(Object other) {
-        return other instanceof Fencer that && elector == that.elector && token == that.token;
+        return other instanceof Fencer that && protocol == that.protocol && token == that.token;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(System.identityHashCode(elector), token);
+        return Objects.hash(System.identityHashCode(protocol), token);
     }
 
     @Override
     public String toString() {
-        return "Fencer[" + elector.name() + ", token=" + token + "]";
+        return "Fencer[" + name + ", token=" + token + "]";
     }
 }

@@ -33,6 +33,8 @@ public class InvalidElectorConfigException extends IllegalArgumentException {
         /** The acquire interval. */
         ACQUIRE_INTERVAL,
         /** The replica acknowledgement count or timeout. */
-        REPLICA_ACKNOWLEDGEMENT
+        REPLICA_ACKNOWLEDGEMENT,
+        /** The drain timeout of stopping. */
+        DRAIN_TIMEOUT
     }
 }

@@ -86,6 +86,8 @@ public interface Observer {
         /** Deleting the lease after a term. */
         RELEASE,
         /** Running the leader task, which threw. */
-        TASK
+        TASK,
+        /** The engine's own step, which failed unexpectedly (a defect, logged at ERROR). */
+        INTERNAL
     }
 }

@@ -3,7 +3,6 @@ package io.redlease.core;
 import java.nio.charset.StandardCharsets;
 import java.util.IdentityHashMap;
 import java.util.Map;
-import java.util.concurrent.Executor;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.springframework.data.redis.connection.MessageListener;
@@ -38,12 +37,13 @@ final class ReleaseNotifications {
      */
     private final Object changes = new Object();
 
-    private ReleaseNotifications(RedisConnectionFactory factory, Executor executor) {
+    private ReleaseNotifications(RedisConnectionFactory factory) {
         this.factory = factory;
         this.container = new RedisMessageListenerContainer();
         container.setConnectionFactory(factory);
         container.setTaskExecutor(Runnable::run);
-        container.setSubscriptionExecutor(executor);
+        container.setSubscriptionExecutor(
+                runnable -> ElectorRuntime.daemon(runnable, "redlease-subscription").start());
         container.setBeanName("redlease-release-notifications");
         container.afterPropertiesSet();
         container.start();
@@ -58,11 +58,7 @@ final class ReleaseNotifications {
      * @return the subscription, to close when the elector stops
      */
     static AutoCloseable subscribe(
-            RedisConnectionFactory factory,
-            Executor executor,
-            String channel,
-            String ownId,
-            Runnable wake) {
+            RedisConnectionFactory factory, String channel, String ownId, Runnable wake) {
         byte[] own = ownId.getBytes(StandardCharsets.UTF_8);
         MessageListener listener =
                 (message, pattern) -> {
@@ -73,8 +69,7 @@ final class ReleaseNotifications {
         ChannelTopic topic = new ChannelTopic(channel);
         ReleaseNotifications notifications;
         synchronized (byFactory) {
-            notifications =
-                    byFactory.computeIfAbsent(factory, f -> new ReleaseNotifications(f, executor));
+            notifications = byFactory.computeIfAbsent(factory, ReleaseNotifications::new);
             notifications.listeners++;
         }
         try {

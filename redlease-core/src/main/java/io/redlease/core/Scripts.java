@@ -20,6 +20,8 @@ final class Scripts {
 
     private static final String FENCE_TEMPLATE = load("fence.lua");
 
+    private static final String INLINE_FENCE_TEMPLATE = load("fence-inline.lua");
+
     @SuppressWarnings("unchecked")
     private static final Class<List<Object>> LIST = (Class<List<Object>>) (Class<?>) List.class;
 
@@ -31,10 +33,10 @@ final class Scripts {
 
     static final RedisScript<List<Object>> HOLDER = RedisScript.of(load("holder.lua"), LIST);
 
-    static final RedisScript<Long> FENCE_SET = fenced("redis.call('SET', KEYS[2], ARGV[2])");
+    static final RedisScript<Long> FENCE_SET = inline("redis.call('SET', KEYS[2], ARGV[2])");
 
     static final RedisScript<Long> FENCE_HSET =
-            fenced("redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])");
+            inline("redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])");
 
     private Scripts() {}
 
@@ -46,6 +48,14 @@ final class Scripts {
      */
     static RedisScript<Long> fenced(String write) {
         return RedisScript.of(FENCE_TEMPLATE.replace(WRITE_PLACEHOLDER, write), Long.class);
+    }
+
+    /**
+     * Inlines a single-command write into the lean fence, for writes that cannot touch the mark:
+     * the caller has checked that the written key is not the mark.
+     */
+    private static RedisScript<Long> inline(String write) {
+        return RedisScript.of(INLINE_FENCE_TEMPLATE.replace(WRITE_PLACEHOLDER, write), Long.class);
     }
 
     private static String load(String name) {

@@ -21,7 +21,13 @@ public enum StepDownReason {
     TASK_FAILED,
 
     /** The elector was stopped. */
-    SHUTDOWN;
+    SHUTDOWN,
+
+    /**
+     * The engine failed unexpectedly while leading; the failure was logged at ERROR and reported to
+     * the observers, and the elector contends again.
+     */
+    INTERNAL_ERROR;
 
     /** Returns the lowercase, hyphenated form used in metrics and logs, e.g. {@code task-ended}. */
     public String tagValue() {

@@ -24,6 +24,8 @@ public final class Term {
 
     private final Elector elector;
 
+    private final CallGate gate;
+
     private final long token;
 
     private final Fencer fencer;
@@ -43,10 +45,11 @@ public final class Term {
 
     private volatile long endedAt;
 
-    Term(Elector elector, long token, LongSupplier clock, long deadline) {
+    Term(Elector elector, CallGate gate, long token, LongSupplier clock, long deadline) {
         this.elector = elector;
+        this.gate = gate;
         this.token = token;
-        this.fencer = new Fencer(elector, token);
+        this.fencer = new Fencer(elector.protocol(), elector.observer(), elector.name(), token);
         this.clock = clock;
         this.deadline = deadline;
     }
@@ -62,7 +65,7 @@ public final class Term {
     }
 
     /** Returns the elector that won this term. */
-    public Elector elector() {
+    Elector elector() {
         return elector;
     }
 
@@ -116,38 +119,41 @@ public final class Term {
     /**
      * Runs work on the calling thread as part of this term. During the call {@link
      * LeadershipContext} answers for this term, and stopping the elector waits for the call to
-     * return before it releases the lease. This is what {@code @LeaderOnly} does around a method.
+     * return (up to its drain timeout) before it ends the term and releases the lease. This is what
+     * {@code @LeaderOnly} does around a method.
      *
-     * @param work the work
+     * <p>A call made where this term is already bound to the thread (from the leader task, or from
+     * another call in this term) runs inside the outer one: it neither binds nor unbinds the
+     * thread, and stopping waits for the outermost call only.
+     *
+     * @param work the work; its {@code toString()} names it in the WARN of a forced stop
      * @param interruptOnEnd whether to interrupt the thread if the term ends during the call; the
-     *     interrupt status is cleared again when the call returns
+     *     outermost call on the thread clears that interrupt again when it returns
      * @return what the work returned
      * @throws TermEndedException if the term has already ended or the elector is stopping; the work
      *     did not run
      * @throws Exception what the work threw
      */
     public <T> T execute(Callable<T> work, boolean interruptOnEnd) throws Exception {
-        Thread thread = Thread.currentThread();
-        if (!elector.enterCall()) {
+        if (BoundTerms.isBound(this)) {
+            return work.call();
+        }
+        CallGate.Entry entry = gate.enter(String.valueOf(work));
+        if (entry == null) {
             throw notActive();
         }
         try {
-            if (interruptOnEnd ? !bind(thread) : !isActive()) {
+            BoundTerms.Frame frame = BoundTerms.bind(this, interruptOnEnd);
+            if (frame == null) {
                 throw notActive();
             }
-            BoundTerms.push(this);
             try {
                 return work.call();
             } finally {
-                BoundTerms.pop();
-                if (interruptOnEnd && unbind(thread)) {
-                    // The end of the term interrupted this call; do not leak that to the caller's
-                    // thread (often a pooled scheduler thread).
-                    Thread.interrupted();
-                }
+                BoundTerms.unbind(frame);
             }
         } finally {
-            elector.exitCall();
+            gate.exit(entry);
         }
     }
 
@@ -178,6 +184,11 @@ public final class Term {
             boundThreads.remove(thread);
             return endReason != null;
         }
+    }
+
+    /** Returns whether the local step-down deadline has passed, by the elector's clock. */
+    boolean pastDeadline() {
+        return clock.getAsLong() - deadline >= 0;
     }
 
     /** Records a successful renewal that moved the step-down deadline. */

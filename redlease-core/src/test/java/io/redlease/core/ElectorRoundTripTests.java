@@ -72,97 +72,97 @@ class ElectorRoundTripTests {
         Elector a = elector("a");
         Elector b = elector("b");
 
-        assertThat(a.acquireOnce().token()).isEqualTo(1);
+        assertThat(Protocols.acquire(a).token()).isEqualTo(1);
         assertThat(get(name + ":fence:applied")).isEqualTo("1");
         assertThat(get(name + ":leader")).isEqualTo("a");
-        assertThat(b.acquireOnce().token()).isZero();
+        assertThat(Protocols.acquire(b).token()).isZero();
 
-        assertThat(a.renewOnce(1)).isTrue();
-        assertThat(b.renewOnce(1)).isFalse();
+        assertThat(Protocols.renew(a, 1)).isTrue();
+        assertThat(Protocols.renew(b, 1)).isFalse();
 
-        long second = a.acquireOnce().token();
+        long second = Protocols.acquire(a).token();
         assertThat(second).isGreaterThan(1);
 
-        assertThat(a.releaseOnce()).isTrue();
-        assertThat(b.acquireOnce().token()).isGreaterThan(second);
+        assertThat(Protocols.release(a)).isTrue();
+        assertThat(Protocols.acquire(b).token()).isGreaterThan(second);
     }
 
     @Test
     void losingAcquireReportsTheHoldersRemainingLease() {
-        elector("a").acquireOnce();
-        Elector.AcquireReply lost = elector("b").acquireOnce();
+        Protocols.acquire(elector("a"));
+        LeaseProtocol.AcquireReply lost = Protocols.acquire(elector("b"));
         assertThat(lost.token()).isZero();
         assertThat(lost.holderTtlMillis()).isBetween(1L, 2000L);
     }
 
     @Test
     void acquireSetsTheLeaseTtlInMilliseconds() {
-        elector("a", Duration.ofMillis(1500)).acquireOnce();
+        Protocols.acquire(elector("a", Duration.ofMillis(1500)));
         assertThat(redis.getExpire(name + ":leader", java.util.concurrent.TimeUnit.MILLISECONDS))
                 .isGreaterThan(1000)
                 .isLessThanOrEqualTo(1500);
-        assertThat(elector("a", Duration.ofMillis(1500)).ttlMillis()).isEqualTo("1500");
+        assertThat(elector("a", Duration.ofMillis(1500)).protocol().ttlMillis()).isEqualTo("1500");
     }
 
     @Test
     void tokensIncreaseAcrossHolders() {
         Elector a = elector("a");
         Elector b = elector("b");
-        assertThat(a.acquireOnce().token()).isEqualTo(1);
-        assertThat(b.acquireOnce().token()).isZero();
+        assertThat(Protocols.acquire(a).token()).isEqualTo(1);
+        assertThat(Protocols.acquire(b).token()).isZero();
         redis.delete(name + ":leader");
-        assertThat(b.acquireOnce().token()).isGreaterThan(1);
+        assertThat(Protocols.acquire(b).token()).isGreaterThan(1);
     }
 
     @Test
     void ownLeftoverLeaseIsTakenOverWithAFreshToken() {
         redis.opsForValue().set(name + ":leader", "a", Duration.ofHours(1));
         Elector a = elector("a");
-        assertThat(a.acquireOnce().token()).isEqualTo(1);
+        assertThat(Protocols.acquire(a).token()).isEqualTo(1);
         assertThat(redis.getExpire(name + ":leader", java.util.concurrent.TimeUnit.MILLISECONDS))
                 .isLessThanOrEqualTo(2000);
-        assertThat(elector("b").acquireOnce().token()).isZero();
-        assertThat(a.acquireOnce().token()).isEqualTo(2);
+        assertThat(Protocols.acquire(elector("b")).token()).isZero();
+        assertThat(Protocols.acquire(a).token()).isEqualTo(2);
     }
 
     @Test
     void electionFencesOutThePreviousTerm() {
         Elector a = elector("a");
         Elector b = elector("b");
-        long tokenA = a.acquireOnce().token();
-        assertThat(a.fenceSet(tokenA, name + ":state", "from-A")).isTrue();
+        long tokenA = Protocols.acquire(a).token();
+        assertThat(a.fencer(tokenA).set(name + ":state", "from-A")).isTrue();
 
         redis.delete(name + ":leader");
-        long tokenB = b.acquireOnce().token();
+        long tokenB = Protocols.acquire(b).token();
         assertThat(tokenB).isEqualTo(2);
         assertThat(get(name + ":fence:applied")).isEqualTo("2");
 
-        assertThat(a.fenceSet(tokenA, name + ":state", "stale")).isFalse();
+        assertThat(a.fencer(tokenA).set(name + ":state", "stale")).isFalse();
         assertThat(get(name + ":state")).isEqualTo("from-A");
-        assertThat(b.fenceSet(tokenB, name + ":state", "from-B")).isTrue();
+        assertThat(b.fencer(tokenB).set(name + ":state", "from-B")).isTrue();
         assertThat(get(name + ":state")).isEqualTo("from-B");
     }
 
     @Test
     void electionNeverRegressesTheHighWaterMark() {
         Elector a = elector("a");
-        assertThat(a.fenceSet(40, name + ":state", "out-of-band")).isTrue();
-        assertThat(a.acquireOnce().token()).isEqualTo(41);
+        assertThat(a.fencer(40).set(name + ":state", "out-of-band")).isTrue();
+        assertThat(Protocols.acquire(a).token()).isEqualTo(41);
         assertThat(get(name + ":fence:applied")).isEqualTo("41");
-        assertThat(a.fenceSet(40, name + ":state", "stale")).isFalse();
+        assertThat(a.fencer(40).set(name + ":state", "stale")).isFalse();
 
         // Counter lost (eviction, partial restore): it heals from the mark.
         redis.delete(List.of(name + ":leader", name + ":fence"));
-        assertThat(a.acquireOnce().token()).isEqualTo(42);
+        assertThat(Protocols.acquire(a).token()).isEqualTo(42);
         assertThat(get(name + ":fence")).isEqualTo("42");
     }
 
     @Test
     void lostMarkDoesNotRegressTokens() {
         Elector a = elector("a");
-        long first = a.acquireOnce().token();
+        long first = Protocols.acquire(a).token();
         redis.delete(List.of(name + ":leader", name + ":fence:applied"));
-        long second = a.acquireOnce().token();
+        long second = Protocols.acquire(a).token();
         assertThat(second).isGreaterThan(first);
         assertThat(get(name + ":fence:applied")).isEqualTo(Long.toString(second));
     }
@@ -170,34 +170,34 @@ class ElectorRoundTripTests {
     @Test
     void renewOnlyExtendsOwnLease() {
         Elector a = elector("a");
-        a.acquireOnce();
+        Protocols.acquire(a);
         redis.opsForValue().set(name + ":leader", "thief", Duration.ofHours(1));
-        assertThat(a.renewOnce(1)).isFalse();
+        assertThat(Protocols.renew(a, 1)).isFalse();
         assertThat(get(name + ":leader")).isEqualTo("thief");
-        assertThat(a.releaseOnce()).isFalse();
+        assertThat(Protocols.release(a)).isFalse();
         assertThat(get(name + ":leader")).isEqualTo("thief");
     }
 
     @Test
     void renewFailsOnceTheMarkMovedPastTheTermsToken() {
         Elector a = elector("a");
-        long token = a.acquireOnce().token();
-        assertThat(a.fenceSet(token, name + ":state", "own write")).isTrue();
-        assertThat(a.renewOnce(token)).isTrue();
+        long token = Protocols.acquire(a).token();
+        assertThat(a.fencer(token).set(name + ":state", "own write")).isTrue();
+        assertThat(Protocols.renew(a, token)).isTrue();
         // A later acquire of the same instance (for example one that was abandoned and arrived
         // late) starts a newer term: the older term can no longer renew.
-        long newer = a.acquireOnce().token();
-        assertThat(a.renewOnce(token)).isFalse();
-        assertThat(a.renewOnce(newer)).isTrue();
+        long newer = Protocols.acquire(a).token();
+        assertThat(Protocols.renew(a, token)).isFalse();
+        assertThat(Protocols.renew(a, newer)).isTrue();
         assertThat(get(name + ":leader")).isEqualTo("a");
     }
 
     @Test
     void renewAfterReleaseFails() {
         Elector a = elector("a");
-        a.acquireOnce();
-        assertThat(a.releaseOnce()).isTrue();
-        assertThat(a.renewOnce(1)).isFalse();
+        Protocols.acquire(a);
+        assertThat(Protocols.release(a)).isTrue();
+        assertThat(Protocols.renew(a, 1)).isFalse();
         assertThat(redis.hasKey(name + ":leader")).isFalse();
     }
 
@@ -205,7 +205,7 @@ class ElectorRoundTripTests {
     void aCounterOrMarkThatIsNotAnIntegerIsRefusedBeforeAnyWrite() {
         redis.opsForValue().set(name + ":fence:applied", "1.5");
         assertThatExceptionOfType(DataAccessException.class)
-                .isThrownBy(() -> elector("a").acquireOnce())
+                .isThrownBy(() -> Protocols.acquire(elector("a")))
                 .withStackTraceContaining(name + ":fence:applied must hold a decimal integer");
         assertThat(redis.hasKey(name + ":leader")).isFalse();
         assertThat(redis.hasKey(name + ":fence")).isFalse();
@@ -213,7 +213,7 @@ class ElectorRoundTripTests {
         redis.delete(name + ":fence:applied");
         redis.opsForValue().set(name + ":fence", "garbage");
         assertThatExceptionOfType(DataAccessException.class)
-                .isThrownBy(() -> elector("a").acquireOnce())
+                .isThrownBy(() -> Protocols.acquire(elector("a")))
                 .withStackTraceContaining(name + ":fence must hold a decimal integer");
         assertThat(redis.hasKey(name + ":leader")).isFalse();
     }
@@ -222,7 +222,7 @@ class ElectorRoundTripTests {
     void leaseKeyOfWrongTypeMakesAcquireFail() {
         redis.opsForHash().put(name + ":leader", "f", "v");
         assertThatExceptionOfType(DataAccessException.class)
-                .isThrownBy(() -> elector("a").acquireOnce())
+                .isThrownBy(() -> Protocols.acquire(elector("a")))
                 .withStackTraceContaining("WRONGTYPE");
     }
 
@@ -238,11 +238,11 @@ class ElectorRoundTripTests {
                     () -> {
                         List<Long> won = new ArrayList<>();
                         for (int n = 0; n < attempts; n++) {
-                            long token = elector.acquireOnce().token();
+                            long token = Protocols.acquire(elector).token();
                             if (token > 0) {
                                 won.add(token);
                                 all.add(token);
-                                elector.releaseOnce();
+                                Protocols.release(elector);
                             }
                         }
                         return won;

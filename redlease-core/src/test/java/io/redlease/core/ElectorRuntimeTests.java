@@ -9,15 +9,14 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.LinkedTransferQueue;
-import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
-/** Many electors in one JVM share a few loop threads and a bounded pool for Redis calls. */
+/** Many electors in one JVM share a few loop threads; Redis calls over Lettuce park no thread. */
 @ExtendWith(RedisExtension.class)
 class ElectorRuntimeTests {
 
@@ -41,8 +40,11 @@ class ElectorRuntimeTests {
                 }
                 await().atMost(Duration.ofSeconds(30))
                         .until(() -> electors.stream().allMatch(Elector::isLeader));
+                assertThat(electors.get(0).protocol().nonBlocking()).isTrue();
                 assertThat(threads("redlease-loop-")).isBetween(1L, 4L);
-                assertThat(threads("redlease-io-")).isBetween(1L, (long) ElectorRuntime.IO_THREADS);
+                assertThat(threads("redlease-redis-"))
+                        .as("blocking pool threads")
+                        .isLessThanOrEqualTo(ScriptRunner.BLOCKING_THREADS);
             } finally {
                 electors.forEach(Elector::stopAsync);
                 electors.forEach(Elector::close);
@@ -51,39 +53,31 @@ class ElectorRuntimeTests {
     }
 
     @Test
-    void theRedisPoolReusesIdleThreadsAndQueuesBeyondItsMaximum() throws Exception {
-        ThreadPoolExecutor io = (ThreadPoolExecutor) new ElectorRuntime(2).io();
-        LinkedTransferQueue<Runnable> queue = (LinkedTransferQueue<Runnable>) io.getQueue();
-        for (int i = 0; i < 200; i++) {
-            io.submit(() -> {}).get();
-            // The thread is back, idle, before the next call.
-            await().pollDelay(Duration.ZERO)
-                    .pollInterval(Duration.ofMillis(1))
-                    .until(queue::hasWaitingConsumer);
-        }
-        assertThat(io.getLargestPoolSize()).as("threads for calls one after another").isEqualTo(1);
-
-        int calls = ElectorRuntime.IO_THREADS + 36;
+    void theCallbackExecutorAddsAThreadWhileCallbacksBlock() throws Exception {
+        Executor callbacks = ElectorRuntime.callbacks();
+        int blocked = ElectorRuntime.CALLBACK_THREADS + 3;
         CountDownLatch hold = new CountDownLatch(1);
-        CountDownLatch done = new CountDownLatch(calls);
-        for (int i = 0; i < calls; i++) {
-            io.execute(
+        CountDownLatch started = new CountDownLatch(blocked);
+        for (int i = 0; i < blocked; i++) {
+            callbacks.execute(
                     () -> {
+                        started.countDown();
                         try {
                             hold.await();
                         } catch (InterruptedException ex) {
                             Thread.currentThread().interrupt();
                         }
-                        done.countDown();
                     });
         }
-        await().until(() -> io.getActiveCount() == ElectorRuntime.IO_THREADS);
-        assertThat(io.getQueue()).hasSize(calls - ElectorRuntime.IO_THREADS);
-        hold.countDown();
-        assertThat(done.await(10, TimeUnit.SECONDS)).as("queued calls ran").isTrue();
-        assertThat(io.getLargestPoolSize()).isEqualTo(ElectorRuntime.IO_THREADS);
-        io.shutdown();
-        assertThat(io.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+        try {
+            // More callbacks block than the executor keeps threads for: each still starts.
+            assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+            CountDownLatch quick = new CountDownLatch(1);
+            callbacks.execute(quick::countDown);
+            assertThat(quick.await(10, TimeUnit.SECONDS)).isTrue();
+        } finally {
+            hold.countDown();
+        }
     }
 
     private static long threads(String prefix) {

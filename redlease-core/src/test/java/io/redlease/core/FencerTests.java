@@ -63,11 +63,11 @@ class FencerTests {
 
     @Test
     void staleTokenIsRejectedAndEqualTokenAccepted() {
-        assertThat(elector.fenceHSet(5, key("state"), "k", "five")).isTrue();
-        assertThat(elector.fenceHSet(3, key("state"), "k", "three")).isFalse();
+        assertThat(elector.fencer(5).hset(key("state"), "k", "five")).isTrue();
+        assertThat(elector.fencer(3).hset(key("state"), "k", "three")).isFalse();
         assertThat(redis.opsForHash().get(key("state"), "k")).isEqualTo("five");
-        assertThat(elector.fenceHSet(5, key("state"), "k", "five-again")).isTrue();
-        assertThat(elector.fenceHSet(6, key("state"), "k", "six")).isTrue();
+        assertThat(elector.fencer(5).hset(key("state"), "k", "five-again")).isTrue();
+        assertThat(elector.fencer(6).hset(key("state"), "k", "six")).isTrue();
         assertThat(redis.opsForHash().get(key("state"), "k")).isEqualTo("six");
         assertThat(mark()).isEqualTo("6");
     }
@@ -76,20 +76,20 @@ class FencerTests {
     void aWriteCarryingTheMarksOwnTokenLeavesTheMarkAlone(@Dedicated RedisServer own) {
         StringRedisTemplate template = templates.on(own);
         Elector fenced = new Elector(template, ElectorConfig.builder(name).instanceId("a").build());
-        assertThat(fenced.fenceSet(5, key("state"), "first")).isTrue();
+        assertThat(fenced.fencer(5).set(key("state"), "first")).isTrue();
         long before = setCalls(own);
-        assertThat(fenced.fenceSet(5, key("state"), "second")).isTrue();
+        assertThat(fenced.fencer(5).set(key("state"), "second")).isTrue();
         assertThat(setCalls(own) - before).as("SETs for a write at the mark").isEqualTo(1);
-        assertThat(fenced.fenceSet(6, key("state"), "third")).isTrue();
+        assertThat(fenced.fencer(6).set(key("state"), "third")).isTrue();
         assertThat(setCalls(own) - before).as("SETs after a write above the mark").isEqualTo(3);
         assertThat(template.opsForValue().get(key("state"))).isEqualTo("third");
         assertThat(template.opsForValue().get(key("fence:applied"))).isEqualTo("6");
         // A body that lowers the mark at the mark's own token still gets it restored.
-        assertThat(fenced.fenceEval(6, "redis.call('SET', KEYS[1], '0')", List.of())).isTrue();
+        assertThat(fenced.fencer(6).eval("redis.call('SET', KEYS[1], '0')", List.of())).isTrue();
         assertThat(template.opsForValue().get(key("fence:applied"))).isEqualTo("6");
         // A mark spelt differently is rewritten verbatim from the token, as before.
         template.opsForValue().set(key("fence:applied"), "06");
-        assertThat(fenced.fenceSet(6, key("state"), "fourth")).isTrue();
+        assertThat(fenced.fencer(6).set(key("state"), "fourth")).isTrue();
         assertThat(template.opsForValue().get(key("fence:applied"))).isEqualTo("6");
     }
 
@@ -102,19 +102,20 @@ class FencerTests {
 
     @Test
     void fenceSetRejectsStaleToken() {
-        assertThat(elector.fenceSet(5, key("state"), "new")).isTrue();
-        assertThat(elector.fenceSet(2, key("state"), "old")).isFalse();
+        assertThat(elector.fencer(5).set(key("state"), "new")).isTrue();
+        assertThat(elector.fencer(2).set(key("state"), "old")).isFalse();
         assertThat(redis.opsForValue().get(key("state"))).isEqualTo("new");
     }
 
     @Test
     void nonPositiveTokensAreRejectedWithoutMovingTheMark() {
-        assertThat(elector.fenceHSet(0, key("state"), "k", "zero")).isFalse();
+        assertThat(elector.fencer(0).hset(key("state"), "k", "zero")).isFalse();
         assertThat(redis.hasKey(key("state"))).isFalse();
-        assertThat(elector.fenceSet(-3, key("state"), "negative")).isFalse();
-        assertThat(elector.fenceEval(Long.MIN_VALUE, ZADD, List.of(key("z")), "1", "m")).isFalse();
+        assertThat(elector.fencer(-3).set(key("state"), "negative")).isFalse();
+        assertThat(elector.fencer(Long.MIN_VALUE).eval(ZADD, List.of(key("z")), "1", "m"))
+                .isFalse();
         assertThat(mark()).isNull();
-        assertThat(elector.fenceHSet(1, key("state"), "k", "one")).isTrue();
+        assertThat(elector.fencer(1).hset(key("state"), "k", "one")).isTrue();
     }
 
     @Test
@@ -126,47 +127,47 @@ class FencerTests {
 
     @Test
     void fenceEvalFencesAnArbitraryWrite() {
-        assertThat(elector.fenceEval(5, ZADD, List.of(key("board")), "100", "alice")).isTrue();
+        assertThat(elector.fencer(5).eval(ZADD, List.of(key("board")), "100", "alice")).isTrue();
         assertThat(redis.opsForZSet().score(key("board"), "alice")).isEqualTo(100.0);
-        assertThat(elector.fenceEval(3, ZADD, List.of(key("board")), "1", "alice")).isFalse();
+        assertThat(elector.fencer(3).eval(ZADD, List.of(key("board")), "1", "alice")).isFalse();
         assertThat(redis.opsForZSet().score(key("board"), "alice")).isEqualTo(100.0);
     }
 
     @Test
     void fenceEvalWithoutKeysOrArgsStillChecksTheToken() {
         String body = "redis.call('INCR', '" + key("counter") + "')";
-        assertThat(elector.fenceEval(2, body, null)).isTrue();
-        assertThat(elector.fenceEval(1, body, List.of())).isFalse();
+        assertThat(elector.fencer(2).eval(body, null)).isTrue();
+        assertThat(elector.fencer(1).eval(body, List.of())).isFalse();
         assertThat(redis.opsForValue().get(key("counter"))).isEqualTo("1");
     }
 
     @Test
     void failedBodyDoesNotAdvanceTheMark() {
         redis.opsForValue().set(key("plain"), "x");
-        assertThat(elector.fenceSet(5, key("state"), "v")).isTrue();
+        assertThat(elector.fencer(5).set(key("state"), "v")).isTrue();
         assertThatExceptionOfType(DataAccessException.class)
-                .isThrownBy(() -> elector.fenceEval(7, ZADD, List.of(key("plain")), "1", "m"))
+                .isThrownBy(() -> elector.fencer(7).eval(ZADD, List.of(key("plain")), "1", "m"))
                 .withStackTraceContaining("WRONGTYPE");
         assertThat(mark()).isEqualTo("5");
-        assertThat(elector.fenceSet(6, key("state"), "six")).isTrue();
+        assertThat(elector.fencer(6).set(key("state"), "six")).isTrue();
     }
 
     @Test
     void wrongTypeTargetOfHSetSurfacesAndDoesNotAdvanceTheMark() {
         redis.opsForValue().set(key("plain"), "x");
         assertThatExceptionOfType(DataAccessException.class)
-                .isThrownBy(() -> elector.fenceHSet(9, key("plain"), "f", "v"))
+                .isThrownBy(() -> elector.fencer(9).hset(key("plain"), "f", "v"))
                 .withStackTraceContaining("WRONGTYPE");
         assertThat(mark()).isNull();
-        assertThat(elector.fenceSet(1, key("state"), "one")).isTrue();
+        assertThat(elector.fencer(1).set(key("state"), "one")).isTrue();
     }
 
     @Test
     void bodyThatRaisesAnErrorSurfacesItAndDoesNotAdvanceTheMark() {
         assertThatExceptionOfType(DataAccessException.class)
-                .isThrownBy(() -> elector.fenceEval(4, "error('broken on purpose')", List.of()));
+                .isThrownBy(() -> elector.fencer(4).eval("error('broken on purpose')", List.of()));
         assertThatExceptionOfType(DataAccessException.class)
-                .isThrownBy(() -> elector.fenceEval(4, "this is not lua", List.of()));
+                .isThrownBy(() -> elector.fencer(4).eval("this is not lua", List.of()));
         assertThat(mark()).isNull();
     }
 
@@ -176,67 +177,68 @@ class FencerTests {
         // and the write counts as applied (the Go library compiles the first to an error and
         // lets the second skip the mark).
         String topLevel = "redis.call('SET', KEYS[2], ARGV[2])\nreturn 5";
-        assertThat(elector.fenceEval(3, topLevel, List.of(key("a")), "x")).isTrue();
+        assertThat(elector.fencer(3).eval(topLevel, List.of(key("a")), "x")).isTrue();
         assertThat(mark()).isEqualTo("3");
         String nested = "if true then return 1 end\nredis.call('SET', KEYS[2], 'unreached')";
-        assertThat(elector.fenceEval(4, nested, List.of(key("b")))).isTrue();
+        assertThat(elector.fencer(4).eval(nested, List.of(key("b")))).isTrue();
         assertThat(mark()).isEqualTo("4");
         assertThat(redis.hasKey(key("b"))).isFalse();
-        assertThat(elector.fenceEval(3, topLevel, List.of(key("a")), "stale")).isFalse();
+        assertThat(elector.fencer(3).eval(topLevel, List.of(key("a")), "stale")).isFalse();
     }
 
     @Test
     void fenceSemanticsEndToEnd() {
-        assertThat(elector.fenceSet(0, key("s"), "zero")).isFalse();
-        assertThat(elector.fenceSet(5, key("s"), "five")).isTrue();
-        assertThat(elector.fenceSet(3, key("s"), "three")).isFalse();
+        assertThat(elector.fencer(0).set(key("s"), "zero")).isFalse();
+        assertThat(elector.fencer(5).set(key("s"), "five")).isTrue();
+        assertThat(elector.fencer(3).set(key("s"), "three")).isFalse();
         assertThat(redis.opsForValue().get(key("s"))).isEqualTo("five");
         assertThatExceptionOfType(DataAccessException.class)
-                .isThrownBy(() -> elector.fenceEval(7, ZADD, List.of(key("s")), "1", "m"));
-        assertThat(elector.fenceSet(6, key("s"), "six")).isTrue();
-        assertThat(elector.acquireOnce().token()).isEqualTo(7);
+                .isThrownBy(() -> elector.fencer(7).eval(ZADD, List.of(key("s")), "1", "m"));
+        assertThat(elector.fencer(6).set(key("s"), "six")).isTrue();
+        assertThat(Protocols.acquire(elector).token()).isEqualTo(7);
         assertThat(mark()).isEqualTo("7");
     }
 
     @Test
     void aBodyCannotRewriteTheFencesKeyOrToken() {
-        assertThat(elector.fenceSet(5, key("s"), "five")).isTrue();
+        assertThat(elector.fencer(5).set(key("s"), "five")).isTrue();
         // The body edits the tables the fence reads; the fence kept its own copies.
-        assertThat(elector.fenceEval(6, "ARGV[1] = '1'", List.of())).isTrue();
+        assertThat(elector.fencer(6).eval("ARGV[1] = '1'", List.of())).isTrue();
         assertThat(mark()).isEqualTo("6");
-        assertThat(elector.fenceEval(6, "table.remove(ARGV, 1)", List.of(), "999")).isTrue();
+        assertThat(elector.fencer(6).eval("table.remove(ARGV, 1)", List.of(), "999")).isTrue();
         assertThat(mark()).isEqualTo("6");
-        assertThat(elector.fenceEval(7, "KEYS[1] = KEYS[2]", List.of(key("user")))).isTrue();
+        assertThat(elector.fencer(7).eval("KEYS[1] = KEYS[2]", List.of(key("user")))).isTrue();
         assertThat(mark()).isEqualTo("7");
         assertThat(redis.hasKey(key("user"))).isFalse();
-        assertThat(elector.fenceSet(5, key("s"), "stale")).isFalse();
+        assertThat(elector.fencer(5).set(key("s"), "stale")).isFalse();
     }
 
     @Test
     void largeTokensAreStoredExactly() {
-        assertThat(elector.fenceSet(1_000_000_000_000_001L, key("state"), "v")).isTrue();
+        assertThat(elector.fencer(1_000_000_000_000_001L).set(key("state"), "v")).isTrue();
         assertThat(mark()).isEqualTo("1000000000000001");
-        assertThat(elector.fenceSet(1_000_000_000_000_000L, key("state"), "older")).isFalse();
+        assertThat(elector.fencer(1_000_000_000_000_000L).set(key("state"), "older")).isFalse();
     }
 
     @Test
     void tokensFrom2To53AreRefusedBeforeReachingRedis() {
         long limit = 1L << 53;
-        assertThat(elector.fenceSet(limit - 1, key("state"), "max")).isTrue();
+        assertThat(elector.fencer(limit - 1).set(key("state"), "max")).isTrue();
         assertThatIllegalArgumentException()
-                .isThrownBy(() -> elector.fenceSet(limit, key("state"), "x"))
+                .isThrownBy(() -> elector.fencer(limit).set(key("state"), "x"))
                 .withMessageContaining("2^53");
         assertThatIllegalArgumentException().isThrownBy(() -> elector.fencer(Long.MAX_VALUE));
         assertThatIllegalArgumentException()
-                .isThrownBy(() -> elector.fenceEval(limit + 1, ZADD, List.of(key("z")), "1", "m"));
+                .isThrownBy(
+                        () -> elector.fencer(limit + 1).eval(ZADD, List.of(key("z")), "1", "m"));
         assertThat(mark()).isEqualTo(Long.toString(limit - 1));
     }
 
     @Test
     void allFencedWritesShareOneMark() {
-        assertThat(elector.fenceEval(8, ZADD, List.of(key("z")), "1", "m")).isTrue();
-        assertThat(elector.fenceSet(7, key("s"), "v")).isFalse();
-        assertThat(elector.fenceHSet(7, key("h"), "f", "v")).isFalse();
+        assertThat(elector.fencer(8).eval(ZADD, List.of(key("z")), "1", "m")).isTrue();
+        assertThat(elector.fencer(7).set(key("s"), "v")).isFalse();
+        assertThat(elector.fencer(7).hset(key("h"), "f", "v")).isFalse();
     }
 
     @Test
@@ -260,24 +262,26 @@ class FencerTests {
     void theEvalBodyCacheIsCappedAndCachedBodiesKeepWorking() {
         for (int i = 0; i < TooManyEvalBodiesException.CAP; i++) {
             assertThat(
-                            elector.fenceEval(
-                                    1,
-                                    "redis.call('SET', KEYS[2], '" + i + "')",
-                                    List.of(key("c"))))
+                            elector.fencer(1)
+                                    .eval(
+                                            "redis.call('SET', KEYS[2], '" + i + "')",
+                                            List.of(key("c"))))
                     .isTrue();
         }
         long writesBefore = recorder.count("applied") + recorder.count("rejected");
         assertThatExceptionOfType(TooManyEvalBodiesException.class)
                 .isThrownBy(
                         () ->
-                                elector.fenceEval(
-                                        1, "redis.call('SET', KEYS[2], 'new')", List.of(key("c"))))
+                                elector.fencer(1)
+                                        .eval(
+                                                "redis.call('SET', KEYS[2], 'new')",
+                                                List.of(key("c"))))
                 .withMessage(
                         "redlease: too many distinct FenceEval bodies; keep bodies constant and pass"
                                 + " variable data through writeKeys and args (cap 256)");
         assertThat(recorder.count("applied") + recorder.count("rejected")).isEqualTo(writesBefore);
         assertThat(redis.opsForValue().get(key("c"))).isEqualTo("255");
-        assertThat(elector.fenceEval(1, "redis.call('SET', KEYS[2], '0')", List.of(key("c"))))
+        assertThat(elector.fencer(1).eval("redis.call('SET', KEYS[2], '0')", List.of(key("c"))))
                 .isTrue();
         assertThat(redis.opsForValue().get(key("c"))).isEqualTo("0");
     }
@@ -285,8 +289,8 @@ class FencerTests {
     @Test
     void scriptFlushDuringFencedWritesIsInvisibleToCallers() {
         for (int round = 0; round < 20; round++) {
-            assertThat(elector.fenceSet(1, key("s"), "v" + round)).isTrue();
-            assertThat(elector.fenceEval(1, ZADD, List.of(key("z")), "1", "m")).isTrue();
+            assertThat(elector.fencer(1).set(key("s"), "v" + round)).isTrue();
+            assertThat(elector.fencer(1).eval(ZADD, List.of(key("z")), "1", "m")).isTrue();
             server.scriptFlush();
         }
         assertThat(redis.opsForValue().get(key("s"))).isEqualTo("v19");
@@ -294,9 +298,9 @@ class FencerTests {
 
     @Test
     void observersSeeEveryVerdict() {
-        elector.fenceSet(2, key("s"), "v");
-        elector.fenceSet(1, key("s"), "v");
-        elector.fenceSet(0, key("s"), "v");
+        elector.fencer(2).set(key("s"), "v");
+        elector.fencer(1).set(key("s"), "v");
+        elector.fencer(0).set(key("s"), "v");
         assertThat(recorder.kinds()).containsExactly("applied", "rejected", "rejected");
     }
 
@@ -317,7 +321,7 @@ class FencerTests {
                                         })
                                 .observer(recorder)
                                 .build());
-        assertThat(noisy.fenceSet(1, key("s"), "v")).isTrue();
+        assertThat(noisy.fencer(1).set(key("s"), "v")).isTrue();
         assertThat(calls).hasValue(1);
         assertThat(recorder.kinds()).containsExactly("applied");
     }
@@ -325,22 +329,22 @@ class FencerTests {
     @Test
     void nullArgumentsAreRejectedByName() {
         assertThatIllegalArgumentException()
-                .isThrownBy(() -> elector.fenceSet(1, null, "v"))
+                .isThrownBy(() -> elector.fencer(1).set(null, "v"))
                 .withMessage("redlease: key must not be null");
         assertThatIllegalArgumentException()
-                .isThrownBy(() -> elector.fenceSet(1, "k", null))
+                .isThrownBy(() -> elector.fencer(1).set("k", null))
                 .withMessage("redlease: value must not be null");
         assertThatIllegalArgumentException()
-                .isThrownBy(() -> elector.fenceHSet(1, "k", null, "v"))
+                .isThrownBy(() -> elector.fencer(1).hset("k", null, "v"))
                 .withMessage("redlease: field must not be null");
         assertThatIllegalArgumentException()
-                .isThrownBy(() -> elector.fenceEval(1, " ", List.of()))
+                .isThrownBy(() -> elector.fencer(1).eval(" ", List.of()))
                 .withMessage("redlease: body must not be null or blank");
         assertThatIllegalArgumentException()
-                .isThrownBy(() -> elector.fenceEval(1, ZADD, java.util.Arrays.asList("k", null)))
+                .isThrownBy(() -> elector.fencer(1).eval(ZADD, java.util.Arrays.asList("k", null)))
                 .withMessage("redlease: keys element must not be null");
         assertThatIllegalArgumentException()
-                .isThrownBy(() -> elector.fenceEval(1, ZADD, List.of("k"), "a", null))
+                .isThrownBy(() -> elector.fencer(1).eval(ZADD, List.of("k"), "a", null))
                 .withMessage("redlease: args element must not be null");
         assertThat(mark()).isNull();
     }
@@ -372,10 +376,10 @@ class FencerTests {
                 org.springframework.data.redis.serializer.RedisSerializer.string());
         template.afterPropertiesSet(); // JDK serialization for values
         Elector jdk = new Elector(template, ElectorConfig.builder(name).instanceId("j").build());
-        long token = jdk.acquireOnce().token();
+        long token = Protocols.acquire(jdk).token();
         assertThat(token).isEqualTo(1);
         assertThat(redis.opsForValue().get(key("leader"))).isEqualTo("j");
-        assertThat(jdk.fenceSet(token, key("s"), "plain")).isTrue();
+        assertThat(jdk.fencer(token).set(key("s"), "plain")).isTrue();
         assertThat(redis.opsForValue().get(key("s"))).isEqualTo("plain");
         assertThat(mark()).isEqualTo("1");
     }

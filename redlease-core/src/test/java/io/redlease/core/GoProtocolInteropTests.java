@@ -110,8 +110,8 @@ class GoProtocolInteropTests {
     void fencedWritesOfBothShareOneMark() {
         Elector elector = java("java-a", new Recorder());
         assertThat(go.fenceSet(7, name + ":s", "go")).isEqualTo(1);
-        assertThat(elector.fenceSet(6, name + ":s", "java")).isFalse();
-        assertThat(elector.fenceSet(8, name + ":s", "java")).isTrue();
+        assertThat(elector.fencer(6).set(name + ":s", "java")).isFalse();
+        assertThat(elector.fencer(8).set(name + ":s", "java")).isTrue();
         assertThat(go.fenceSet(7, name + ":s", "go")).isZero();
         assertThat(go.acquire()).isEqualTo(9);
     }

@@ -24,6 +24,8 @@ class ReleaseNotificationTests {
     /** Followers poll every 4 s here, so anything much faster came from a notification. */
     private static final Duration POLL = Duration.ofSeconds(4);
 
+    private static final Duration TTL = Duration.ofSeconds(6);
+
     private final Templates templates = new Templates();
 
     private final List<Elector> electors = new ArrayList<>();
@@ -52,7 +54,7 @@ class ReleaseNotificationTests {
                 new Elector(
                         redis,
                         ElectorConfig.builder(name)
-                                .ttl(Duration.ofSeconds(10))
+                                .ttl(TTL)
                                 .acquireInterval(POLL)
                                 .instanceId(id)
                                 .releaseNotifications(notifications)
@@ -83,7 +85,7 @@ class ReleaseNotificationTests {
     }
 
     private long subscribers() {
-        return subscribers(Elector.releaseChannel(name));
+        return subscribers(LeaseProtocol.releaseChannel(name));
     }
 
     private long subscribers(String channel) {
@@ -135,31 +137,45 @@ class ReleaseNotificationTests {
                 .isGreaterThanOrEqualTo(POLL.multipliedBy(9).dividedBy(10));
     }
 
-    @Test
-    void aLostNotificationOnlyCostsThePollingDelay() {
-        Recorder leader = new Recorder();
+    /** Holds the lease as another instance would, then starts a subscribed follower. */
+    private Recorder followerOfAnotherHolder() {
+        redis.opsForValue().set(name + ":leader", "holder", TTL);
         Recorder follower = new Recorder();
-        leaderWithFollower(leader, follower, true);
+        Elector b = elector("b", true, follower);
+        b.start();
+        follower.await("follower", 1);
+        org.awaitility.Awaitility.await().until(b::idleFollower);
+        return follower;
+    }
+
+    @Test
+    void aLostNotificationCostsAtMostTheHoldersRemainingLease() {
+        Recorder follower = followerOfAnotherHolder();
         long followerSince = follower.events("follower").get(0).nanos();
-        // The lease vanishes without an announcement (expired, deleted by an operator).
+        // The lease vanishes without an announcement (expired, deleted by an operator). A
+        // subscribed follower looks again when the holder's lease would have lapsed.
         redis.delete(name + ":leader");
-        Recorder.Event elected = follower.await("elected", 1, Duration.ofSeconds(10));
+        Recorder.Event elected = follower.await("elected", 1, TTL.plusSeconds(5));
         assertThat(Duration.ofNanos(elected.nanos() - followerSince))
-                .isGreaterThanOrEqualTo(POLL.multipliedBy(9).dividedBy(10));
+                .isGreaterThanOrEqualTo(POLL.multipliedBy(9).dividedBy(10))
+                .isLessThanOrEqualTo(TTL.plusSeconds(1));
     }
 
     @Test
     void aNotificationForAnotherElectionOrFromItselfDoesNotWakeAFollower() {
-        Recorder leader = new Recorder();
-        Recorder follower = new Recorder();
-        leaderWithFollower(leader, follower, true);
-        long followerSince = follower.events("follower").get(0).nanos();
-        redis.convertAndSend(Elector.releaseChannel(name + "-other"), "x");
-        redis.convertAndSend(Elector.releaseChannel(name), "b");
+        Recorder follower = followerOfAnotherHolder();
+        redis.convertAndSend(LeaseProtocol.releaseChannel(name + "-other"), "x");
+        redis.convertAndSend(LeaseProtocol.releaseChannel(name), "b");
         redis.delete(name + ":leader");
-        Recorder.Event elected = follower.await("elected", 1, Duration.ofSeconds(10));
-        assertThat(Duration.ofNanos(elected.nanos() - followerSince))
-                .isGreaterThanOrEqualTo(POLL.multipliedBy(9).dividedBy(10));
+        org.awaitility.Awaitility.await()
+                .during(Duration.ofSeconds(1))
+                .atMost(Duration.ofSeconds(2))
+                .until(() -> follower.count("elected") == 0);
+        // The holder's own announcement does wake it.
+        long announced = System.nanoTime();
+        redis.convertAndSend(LeaseProtocol.releaseChannel(name), "holder");
+        Recorder.Event elected = follower.await("elected", 1);
+        assertThat(Duration.ofNanos(elected.nanos() - announced)).isLessThan(POLL.dividedBy(2));
     }
 
     @Test
@@ -184,7 +200,7 @@ class ReleaseNotificationTests {
         }
         for (String other : names) {
             org.awaitility.Awaitility.await()
-                    .until(() -> subscribers(Elector.releaseChannel(other)) == 1);
+                    .until(() -> subscribers(LeaseProtocol.releaseChannel(other)) == 1);
         }
         String clients = (String) server.command("CLIENT", "LIST");
         long subscribedConnections =

@@ -336,7 +336,9 @@ class BadInputTests {
                     CompletableFuture.supplyAsync(
                             () -> {
                                 try {
-                                    leader.elector.fenceEval(token, "while true do end", List.of());
+                                    leader.elector
+                                            .fencer(token)
+                                            .eval("while true do end", List.of());
                                     return null;
                                 } catch (RuntimeException ex) {
                                     return ex;
@@ -643,7 +645,7 @@ class BadInputTests {
                                         >= 2);
                 OptionalLong token = leader.elector.token();
                 String key = harness.name + ":via-replica";
-                assertThatThrownBy(() -> misdirected.elector.fenceSet(token.orElse(1), key, "x"))
+                assertThatThrownBy(() -> misdirected.elector.fencer(token.orElse(1)).set(key, "x"))
                         .isInstanceOf(DataAccessException.class)
                         .satisfies(ex -> assertThat(Harness.describe(ex)).contains("READONLY"));
                 assertThat(harness.control().hasKey(key)).isFalse();

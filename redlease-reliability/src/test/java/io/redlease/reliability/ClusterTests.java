@@ -60,15 +60,16 @@ class ClusterTests {
             String mark = harness.control().opsForValue().get(harness.log.markKey());
             assertThatThrownBy(
                             () ->
-                                    leader.elector.fenceEval(
-                                            leader.elector.token().orElseThrow(),
-                                            "redis.call('SET', KEYS[2], ARGV[2])",
-                                            List.of(
-                                                    "no-tag-"
-                                                            + harness.name
-                                                                    .replace("{", "")
-                                                                    .replace("}", "")),
-                                            "x"))
+                                    leader.elector
+                                            .fencer(leader.elector.token().orElseThrow())
+                                            .eval(
+                                                    "redis.call('SET', KEYS[2], ARGV[2])",
+                                                    List.of(
+                                                            "no-tag-"
+                                                                    + harness.name
+                                                                            .replace("{", "")
+                                                                            .replace("}", "")),
+                                                    "x"))
                     .isInstanceOf(DataAccessException.class)
                     .hasStackTraceContaining("CROSSSLOT");
             assertThat(Long.parseLong(harness.control().opsForValue().get(harness.log.markKey())))

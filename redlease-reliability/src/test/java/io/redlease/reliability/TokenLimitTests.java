@@ -66,17 +66,18 @@ class TokenLimitTests {
                             .isThrownBy(() -> elector.fencer(token))
                             .withMessageContaining("2^53");
                     assertThatIllegalArgumentException()
-                            .isThrownBy(() -> elector.fenceSet(token, harness.name + ":value", "x"))
+                            .isThrownBy(
+                                    () -> elector.fencer(token).set(harness.name + ":value", "x"))
                             .withMessageContaining("2^53");
                     assertThatIllegalArgumentException()
                             .isThrownBy(
                                     () ->
-                                            elector.fenceEval(
-                                                    token,
-                                                    FencedLog.BODY,
-                                                    harness.log.keys(),
-                                                    "1",
-                                                    "x"))
+                                            elector.fencer(token)
+                                                    .eval(
+                                                            FencedLog.BODY,
+                                                            harness.log.keys(),
+                                                            "1",
+                                                            "x"))
                             .withMessageContaining("2^53");
                 }
                 // Nothing reached Lua: the mark and the value are as the last valid write left
@@ -86,8 +87,8 @@ class TokenLimitTests {
                 assertThat(harness.control().opsForValue().get(harness.name + ":value"))
                         .isEqualTo("max");
                 // Negative and zero tokens are stale without a round trip.
-                assertThat(elector.fenceSet(-1, harness.name + ":value", "x")).isFalse();
-                assertThat(elector.fenceSet(0, harness.name + ":value", "x")).isFalse();
+                assertThat(elector.fencer(-1).set(harness.name + ":value", "x")).isFalse();
+                assertThat(elector.fencer(0).set(harness.name + ":value", "x")).isFalse();
                 assertThat(harness.control().opsForValue().get(harness.name + ":value"))
                         .isEqualTo("max");
                 // The next term would get 2^53 itself: it is not started. The acquire is reported

@@ -10,6 +10,7 @@ import java.lang.reflect.Method;
 import java.lang.reflect.UndeclaredThrowableException;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
@@ -18,25 +19,26 @@ import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
 import org.springframework.aop.support.AopUtils;
+import org.springframework.core.MethodClassKey;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 
 /**
  * Runs a {@link LeaderOnly} method inside the election's current term, or skips or rejects it when
  * this instance does not lead.
  */
-public final class LeaderOnlyInterceptor implements MethodInterceptor {
+final class LeaderOnlyInterceptor implements MethodInterceptor {
 
     private final Supplier<Elections> elections;
 
     /** The annotation that applies to each method and target class, looked up once. */
-    private final Map<MethodKey, Optional<LeaderOnly>> annotations = new ConcurrentHashMap<>();
+    private final Map<MethodClassKey, Optional<LeaderOnly>> annotations = new ConcurrentHashMap<>();
 
     /**
      * Creates the interceptor.
      *
      * @param elections supplies the application's elections, looked up at the first call
      */
-    public LeaderOnlyInterceptor(Supplier<Elections> elections) {
+    LeaderOnlyInterceptor(Supplier<Elections> elections) {
         this.elections = elections;
     }
 
@@ -48,7 +50,7 @@ public final class LeaderOnlyInterceptor implements MethodInterceptor {
         LeaderOnly leaderOnly =
                 annotations
                         .computeIfAbsent(
-                                new MethodKey(method, targetClass),
+                                new MethodClassKey(method, targetClass),
                                 key -> Optional.ofNullable(find(method, targetClass)))
                         .orElse(null);
         if (leaderOnly == null) {
@@ -60,7 +62,7 @@ public final class LeaderOnlyInterceptor implements MethodInterceptor {
             return notLeader(method, leaderOnly, elector);
         }
         try {
-            return term.execute(() -> proceed(invocation), leaderOnly.interruptOnStepDown());
+            return term.execute(new Call(invocation), leaderOnly.interruptOnStepDown());
         } catch (TermEndedException ex) {
             if (ex.term() == term) {
                 // The term ended between the check and the call: the method did not run.
@@ -72,13 +74,24 @@ public final class LeaderOnlyInterceptor implements MethodInterceptor {
         }
     }
 
-    private static @Nullable Object proceed(MethodInvocation invocation) throws Exception {
-        try {
-            return invocation.proceed();
-        } catch (Exception | Error ex) {
-            throw ex;
-        } catch (Throwable ex) {
-            throw new UndeclaredThrowableException(ex);
+    /** One intercepted call, named after its method in the WARN of a forced stop. */
+    private record Call(MethodInvocation invocation) implements Callable<@Nullable Object> {
+
+        @Override
+        public @Nullable Object call() throws Exception {
+            try {
+                return invocation.proceed();
+            } catch (Exception | Error ex) {
+                throw ex;
+            } catch (Throwable ex) {
+                throw new UndeclaredThrowableException(ex);
+            }
+        }
+
+        @Override
+        public String toString() {
+            Method method = invocation.getMethod();
+            return method.getDeclaringClass().getName() + "." + method.getName() + "()";
         }
     }
 
@@ -110,8 +123,6 @@ public final class LeaderOnlyInterceptor implements MethodInterceptor {
         }
         return null;
     }
-
-    private record MethodKey(Method method, @Nullable Class<?> targetClass) {}
 
     /** Finds the annotation on the method, else on its class. */
     static @Nullable LeaderOnly find(Method method, @Nullable Class<?> targetClass) {

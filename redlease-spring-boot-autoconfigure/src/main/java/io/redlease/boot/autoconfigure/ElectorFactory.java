@@ -8,6 +8,7 @@ import io.redlease.core.InvalidElectorConfigException;
 import io.redlease.core.InvalidElectorConfigException.Setting;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.Executor;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -27,15 +28,31 @@ final class ElectorFactory {
 
     private final List<ElectorCustomizer> customizers;
 
+    private final Duration shutdownPhaseTimeout;
+
+    private final @Nullable Executor callbackExecutor;
+
     private @Nullable StringRedisTemplate template;
 
+    /**
+     * Creates the factory.
+     *
+     * @param shutdownPhaseTimeout {@code spring.lifecycle.timeout-per-shutdown-phase}: stopping an
+     *     elector drains its calls for this long, less the time its release may take
+     * @param callbackExecutor the executor for observer callbacks and leadership events, or null
+     *     for the engine's default
+     */
     ElectorFactory(
             RedleaseProperties properties,
             ObjectProvider<RedisConnectionFactory> connectionFactory,
-            List<ElectorCustomizer> customizers) {
+            List<ElectorCustomizer> customizers,
+            Duration shutdownPhaseTimeout,
+            @Nullable Executor callbackExecutor) {
         this.properties = properties;
         this.connectionFactory = connectionFactory;
         this.customizers = customizers;
+        this.shutdownPhaseTimeout = shutdownPhaseTimeout;
+        this.callbackExecutor = callbackExecutor;
     }
 
     /** Creates the elector of an election id ({@value Elections#DEFAULT} or a configured one). */
@@ -96,6 +113,10 @@ final class ElectorFactory {
         if (instanceId != null && !instanceId.isBlank()) {
             builder.instanceId(instanceId);
         }
+        builder.drainTimeout(drainTimeout(election));
+        if (callbackExecutor != null) {
+            builder.callbackExecutor(callbackExecutor);
+        }
         RedleaseProperties.ReplicaAcknowledgement ack = properties.getReplicaAcknowledgement();
         try {
             if (ack.getReplicas() != 0) {
@@ -108,6 +129,25 @@ final class ElectorFactory {
         } catch (InvalidElectorConfigException ex) {
             throw invalid(id, ex);
         }
+    }
+
+    /**
+     * Returns the drain timeout that keeps a stop within the shutdown phase: the phase timeout less
+     * the release's own bound (one renew interval), but at least half the phase.
+     */
+    private Duration drainTimeout(@Nullable Election election) {
+        Duration ttl = pick(election == null ? null : election.getTtl(), properties.getTtl());
+        Duration renew =
+                pick(
+                        election == null ? null : election.getRenewInterval(),
+                        properties.getRenewInterval());
+        if (renew == null || renew.isZero() || renew.isNegative()) {
+            renew = (ttl == null || ttl.isZero() ? ElectorConfig.DEFAULT_TTL : ttl).dividedBy(3);
+        }
+        Duration half = shutdownPhaseTimeout.dividedBy(2);
+        Duration release = renew.compareTo(half) < 0 ? renew : half;
+        Duration drain = shutdownPhaseTimeout.minus(release);
+        return drain.isNegative() ? Duration.ZERO : drain;
     }
 
     private StringRedisTemplate template() {
@@ -179,6 +219,14 @@ final class ElectorFactory {
                                 + " every half TTL.",
                         ex);
             }
+            case DRAIN_TIMEOUT ->
+                    new InvalidRedleasePropertyException(
+                            "spring.lifecycle.timeout-per-shutdown-phase",
+                            shutdownPhaseTimeout,
+                            rule,
+                            "Set spring.lifecycle.timeout-per-shutdown-phase to a positive"
+                                    + " duration.",
+                            ex);
             case REPLICA_ACKNOWLEDGEMENT ->
                     new InvalidRedleasePropertyException(
                             "redlease.replica-acknowledgement.timeout",

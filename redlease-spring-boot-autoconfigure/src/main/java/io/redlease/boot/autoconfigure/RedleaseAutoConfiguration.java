@@ -5,19 +5,25 @@ import io.redlease.core.Elections;
 import io.redlease.core.Elector;
 import io.redlease.core.LeaderTask;
 import io.redlease.core.LeadershipContext;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Executor;
+import org.jspecify.annotations.Nullable;
+import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
+import org.springframework.core.env.Environment;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 /**
@@ -37,13 +43,49 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 @EnableConfigurationProperties(RedleaseProperties.class)
 public final class RedleaseAutoConfiguration {
 
+    /** The bean name of an {@link Executor} that runs observer callbacks and events, if any. */
+    public static final String CALLBACK_EXECUTOR_BEAN_NAME = "redleaseCallbackExecutor";
+
     @Bean
     ElectorFactory redleaseElectorFactory(
             RedleaseProperties properties,
             ObjectProvider<RedisConnectionFactory> connectionFactory,
-            ObjectProvider<ElectorCustomizer> customizers) {
+            ObjectProvider<ElectorCustomizer> customizers,
+            Environment environment,
+            BeanFactory beanFactory) {
+        Duration phaseTimeout =
+                Binder.get(environment)
+                        .bind("spring.lifecycle.timeout-per-shutdown-phase", Duration.class)
+                        .orElse(DEFAULT_SHUTDOWN_PHASE_TIMEOUT);
         return new ElectorFactory(
-                properties, connectionFactory, customizers.orderedStream().toList());
+                properties,
+                connectionFactory,
+                customizers.orderedStream().toList(),
+                phaseTimeout,
+                callbackExecutor(environment, beanFactory));
+    }
+
+    private static final Duration DEFAULT_SHUTDOWN_PHASE_TIMEOUT = Duration.ofSeconds(30);
+
+    /**
+     * Returns the executor for observer callbacks and leadership events: the application's {@value
+     * #CALLBACK_EXECUTOR_BEAN_NAME} bean; else, with virtual threads on, the application task
+     * executor (a virtual thread per task, so a blocked listener holds up only its own election);
+     * else null for the engine's default pool, which adds a thread while callbacks block. The
+     * platform-thread application task executor is not used: its few threads and unbounded queue
+     * would let a handful of blocked listeners stall every election's events.
+     */
+    private static @Nullable Executor callbackExecutor(
+            Environment environment, BeanFactory beanFactory) {
+        if (beanFactory.containsBean(CALLBACK_EXECUTOR_BEAN_NAME)) {
+            return beanFactory.getBean(CALLBACK_EXECUTOR_BEAN_NAME, Executor.class);
+        }
+        boolean virtual =
+                environment.getProperty("spring.threads.virtual.enabled", Boolean.class, false);
+        if (virtual && beanFactory.containsBean("applicationTaskExecutor")) {
+            return beanFactory.getBean("applicationTaskExecutor", Executor.class);
+        }
+        return null;
     }
 
     @Bean

@@ -1,0 +1,376 @@
+package io.redlease.core;
+
+import io.redlease.core.Observer.Operation;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The leading half of a run: one term at a time, from election through renewals to its release.
+ * Confined to the run's loop thread, except for the watchdog.
+ *
+ * <p>The watchdog runs on another loop: when the local deadline (time to live after the last
+ * successful renewal's send) passes and the term is still active, it ends the term there and then,
+ * whatever the run's own loop is doing, and the loop releases the lease when it gets to it.
+ *
+ * <p>When a term ends, its leader task is interrupted and the lease is released once the task has
+ * returned, or once the drain timeout has passed (a WARN names the task thread): a task that
+ * ignores interrupts cannot hold the lease, and its late fenced writes are refused once a successor
+ * is elected.
+ */
+final class Leadership {
+
+    private final Campaign campaign;
+
+    private final ScheduledExecutorService watchdogLoop;
+
+    private final LongSupplier clock;
+
+    private final long drainTimeout;
+
+    private @Nullable Lease lease;
+
+    Leadership(Campaign campaign, ScheduledExecutorService watchdogLoop, ElectorConfig config) {
+        this.campaign = campaign;
+        this.watchdogLoop = watchdogLoop;
+        this.clock = config.clock();
+        this.drainTimeout = config.drainTimeout().toNanos();
+    }
+
+    boolean leading() {
+        return lease != null && !lease.ending;
+    }
+
+    boolean steppingDown() {
+        return lease != null && lease.ending;
+    }
+
+    /** Returns the current term's token, or 0. */
+    long token() {
+        return lease == null ? 0 : lease.term.token();
+    }
+
+    void lead(long token, long acquiredAt) {
+        Elector elector = campaign.elector;
+        Lease lease =
+                new Lease(
+                        new Term(elector, campaign.gate(), token, clock, acquiredAt + campaign.ttl),
+                        acquiredAt);
+        this.lease = lease;
+        elector.publish(lease.term);
+        campaign.notify("onElected", () -> elector.observer().onElected(token));
+        LeaderTask task = campaign.task();
+        if (task != null) {
+            lease.taskRunning = true;
+            // Started from the lane, so the task begins after onElected was delivered.
+            campaign.notify("start leader task", () -> startTask(lease, task));
+        }
+        lease.holdStart = clock.getAsLong();
+        watch(lease);
+        renew(lease);
+    }
+
+    private void startTask(Lease lease, LeaderTask task) {
+        Term term = lease.term;
+        Thread thread =
+                ElectorRuntime.daemon(
+                        () -> {
+                            Throwable failure = null;
+                            BoundTerms.Frame frame = BoundTerms.bind(term, true);
+                            if (frame != null) {
+                                try {
+                                    task.lead(term);
+                                } catch (Throwable ex) {
+                                    failure = ex;
+                                } finally {
+                                    BoundTerms.unbind(frame);
+                                }
+                            }
+                            Throwable failed = failure;
+                            campaign.execute(() -> onTaskEnded(lease, failed));
+                        },
+                        "redlease-leader-" + campaign.elector.name() + "-" + term.token());
+        lease.taskThread = thread;
+        thread.start();
+    }
+
+    private void onTaskEnded(Lease lease, @Nullable Throwable failure) {
+        lease.taskRunning = false;
+        if (!lease.ending) {
+            if (failure != null) {
+                campaign.notifyError(Operation.TASK, failure);
+            }
+            endTerm(failure == null ? StepDownReason.TASK_ENDED : StepDownReason.TASK_FAILED);
+        } else if (this.lease == lease && lease.awaitingTask) {
+            release(lease);
+        }
+    }
+
+    void resign(Term term) {
+        if (lease != null && lease.term == term) {
+            endTerm(StepDownReason.RESIGNED);
+        }
+    }
+
+    // Renewing.
+
+    private void renew(Lease lease) {
+        if (this.lease != lease || lease.ending) {
+            return;
+        }
+        long sentAt = clock.getAsLong();
+        long budget = campaign.ttl - (sentAt - lease.lastRenewal);
+        if (budget <= 0) {
+            endTerm(StepDownReason.EXPIRED);
+            return;
+        }
+        long token = lease.term.token();
+        campaign.roundTrips()
+                .call(
+                        () -> campaign.protocol.renew(token),
+                        Math.min(campaign.renewInterval, budget),
+                        true,
+                        "renew",
+                        (extended, error) -> onRenewReply(lease, sentAt, extended, error));
+    }
+
+    private void onRenewReply(
+            Lease lease, long sentAt, @Nullable Boolean extended, @Nullable Throwable error) {
+        if (Campaign.logger.isDebugEnabled()) {
+            Campaign.logger.debug(
+                    "redlease: renewal of '"
+                            + campaign.elector.name()
+                            + "' term "
+                            + lease.term.token()
+                            + (extended == null
+                                    ? " failed: " + error
+                                    : extended ? " extended the lease" : " found the lease lost"));
+        }
+        if (extended == null) {
+            campaign.notifyError(Operation.RENEW, error);
+        } else if (!extended) {
+            endTerm(StepDownReason.LOST);
+            return;
+        } else {
+            // The lease lapses at Redis no earlier than TTL after this request was sent.
+            lease.lastRenewal = sentAt;
+            lease.term.renewed(sentAt + campaign.ttl);
+        }
+        scheduleRenewal(lease);
+    }
+
+    /**
+     * Waits for the next renewal tick or the step-down deadline, whichever comes first. Ticks fall
+     * on a fixed grid from the start of the term; one that passed during the last round trip fires
+     * at once, older ones are dropped.
+     */
+    private void scheduleRenewal(Lease lease) {
+        long now = clock.getAsLong();
+        long deadline = lease.lastRenewal + campaign.ttl;
+        if (now - deadline >= 0) {
+            endTerm(StepDownReason.EXPIRED);
+            return;
+        }
+        long interval = campaign.renewInterval;
+        long nextTick = lease.holdStart + (lease.ticks + 1) * interval;
+        if (nextTick - now <= 0) {
+            lease.ticks = (now - lease.holdStart) / interval;
+            renew(lease);
+            return;
+        }
+        long wakeAt = nextTick - deadline < 0 ? nextTick : deadline;
+        lease.timer = campaign.schedule(() -> onHoldTimer(lease), wakeAt - now);
+    }
+
+    private void onHoldTimer(Lease lease) {
+        lease.timer = null;
+        if (this.lease != lease || lease.ending) {
+            return;
+        }
+        long now = clock.getAsLong();
+        if (now - (lease.lastRenewal + campaign.ttl) >= 0) {
+            endTerm(StepDownReason.EXPIRED);
+            return;
+        }
+        long interval = campaign.renewInterval;
+        lease.ticks = Math.max(lease.ticks + 1, (now - lease.holdStart) / interval);
+        renew(lease);
+    }
+
+    /** Arms the watchdog for the term's current deadline, on the other loop. */
+    private void watch(Lease lease) {
+        Term term = lease.term;
+        long delay = Math.max(term.deadlineNanos() - clock.getAsLong(), 0);
+        lease.watchdog =
+                watchdogLoop.schedule(
+                        () -> {
+                            if (!term.isActive()) {
+                                return;
+                            }
+                            if (!term.pastDeadline()) {
+                                watch(lease);
+                                return;
+                            }
+                            if (term.end(StepDownReason.EXPIRED)) {
+                                campaign.elector.unpublish(term);
+                                Campaign.logger.warn(
+                                        "redlease: term "
+                                                + term.token()
+                                                + " of '"
+                                                + campaign.elector.name()
+                                                + "' passed its deadline before its loop stepped"
+                                                + " down; the watchdog ended it");
+                            }
+                            campaign.execute(
+                                    () -> {
+                                        if (this.lease == lease) {
+                                            endTerm(StepDownReason.EXPIRED);
+                                        }
+                                    });
+                        },
+                        delay + 1,
+                        TimeUnit.NANOSECONDS);
+    }
+
+    // Stepping down.
+
+    /**
+     * Ends the current term: interrupts its task and calls, then releases the lease once the task
+     * has returned or the drain timeout has passed.
+     */
+    void endTerm(StepDownReason reason) {
+        Lease lease = this.lease;
+        if (lease == null || lease.ending) {
+            return;
+        }
+        lease.ending = true;
+        cancel(lease);
+        campaign.onSteppingDown();
+        campaign.elector.unpublish(lease.term);
+        lease.term.end(reason);
+        lease.reason = lease.term.endReason().orElse(reason);
+        if (!lease.taskRunning) {
+            release(lease);
+            return;
+        }
+        lease.awaitingTask = true;
+        long wait =
+                campaign.stopRequested()
+                        ? Math.max(campaign.stopDeadline() - System.nanoTime(), 0)
+                        : drainTimeout;
+        lease.timer =
+                campaign.schedule(
+                        () -> {
+                            if (this.lease == lease && lease.awaitingTask && lease.taskRunning) {
+                                Thread thread = lease.taskThread;
+                                Campaign.logger.warn(
+                                        "redlease: the leader task of '"
+                                                + campaign.elector.name()
+                                                + "' term "
+                                                + lease.term.token()
+                                                + (thread == null
+                                                        ? " has not started"
+                                                        : " (thread '" + thread.getName() + "')")
+                                                + " did not return after its interrupt; releasing"
+                                                + " the lease without it");
+                                release(lease);
+                            }
+                        },
+                        wait);
+    }
+
+    private void release(Lease lease) {
+        lease.awaitingTask = false;
+        cancel(lease);
+        long token = lease.term.token();
+        campaign.roundTrips()
+                .call(
+                        () -> campaign.protocol.release(token),
+                        campaign.renewInterval,
+                        true,
+                        "release",
+                        (released, error) -> {
+                            if (error != null) {
+                                campaign.notifyError(Operation.RELEASE, error);
+                            }
+                            steppedDown(lease);
+                        });
+    }
+
+    /** Gives up waiting for a release that went wrong, and steps down. */
+    void abandonRelease() {
+        Lease lease = this.lease;
+        if (lease != null) {
+            steppedDown(lease);
+        }
+    }
+
+    private void steppedDown(Lease lease) {
+        if (this.lease != lease) {
+            return;
+        }
+        cancel(lease);
+        this.lease = null;
+        StepDownReason reason = lease.reason;
+        campaign.notify("onSteppedDown", () -> campaign.elector.observer().onSteppedDown(reason));
+        campaign.onSteppedDown();
+    }
+
+    /** Drops the term without a release: the last resort after a failed recovery. */
+    void forget() {
+        Lease lease = this.lease;
+        this.lease = null;
+        if (lease != null) {
+            cancel(lease);
+            lease.term.end(StepDownReason.INTERNAL_ERROR);
+            campaign.elector.unpublish(lease.term);
+        }
+    }
+
+    private static void cancel(Lease lease) {
+        if (lease.timer != null) {
+            lease.timer.cancel(false);
+            lease.timer = null;
+        }
+        if (lease.watchdog != null && lease.ending) {
+            lease.watchdog.cancel(false);
+            lease.watchdog = null;
+        }
+    }
+
+    /** The loop's state of one term. */
+    private static final class Lease {
+
+        final Term term;
+
+        /** Send time of the last request that extended the lease (initially the acquire). */
+        long lastRenewal;
+
+        long holdStart;
+
+        /** Index of the last renewal tick consumed, counted from {@link #holdStart}. */
+        long ticks;
+
+        boolean taskRunning;
+
+        @Nullable Thread taskThread;
+
+        boolean ending;
+
+        /** Whether the release waits for the interrupted task to return. */
+        boolean awaitingTask;
+
+        @Nullable ScheduledFuture<?> timer;
+
+        @Nullable ScheduledFuture<?> watchdog;
+
+        StepDownReason reason = StepDownReason.SHUTDOWN;
+
+        Lease(Term term, long acquiredAt) {
+            this.term = term;
+            this.lastRenewal = acquiredAt;
+        }
+    }
+}

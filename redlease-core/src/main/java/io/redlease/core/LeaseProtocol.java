@@ -1,0 +1,329 @@
+package io.redlease.core;
+
+import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.output.IntegerOutput;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
+import org.springframework.dao.InvalidDataAccessApiUsageException;
+import org.springframework.data.redis.connection.RedisConnection;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.ReturnType;
+import org.springframework.data.redis.connection.lettuce.LettuceConnection;
+import org.springframework.data.redis.core.RedisOperations;
+import org.springframework.data.redis.core.script.RedisScript;
+import org.springframework.data.redis.serializer.RedisSerializer;
+
+/**
+ * One election's Redis protocol: its keys, the scripts that act on them, and their replies. The
+ * state machine asks it for acquire, renew and release as futures and never builds a request
+ * itself; fenced writes and the holder lookup run on the caller's thread.
+ *
+ * <p>Keys and semantics are the Go library's, so Go and Java instances can share an election:
+ * {@code <name>:leader} holds the holder's instance id with the lease's time to live, {@code
+ * <name>:fence} counts tokens, and {@code <name>:fence:applied} is the high-water mark that fenced
+ * writes are checked against. Neither token key ever gets a time to live.
+ */
+final class LeaseProtocol {
+
+    /** Tokens must stay below 2^53 so Lua's double comparison is exact. */
+    static final long MAX_TOKEN = 1L << 53;
+
+    private static final RedisSerializer<String> STRING = RedisSerializer.string();
+
+    private final RedisOperations<String, String> redis;
+
+    private final ScriptRunner runner;
+
+    private final @Nullable RedisConnectionFactory connectionFactory;
+
+    private final String instanceId;
+
+    private final String ttlMillis;
+
+    private final String releaseChannel;
+
+    private final String markKey;
+
+    private final List<String> leaseKey;
+
+    private final List<String> acquireKeys;
+
+    private final List<String> leaseAndMark;
+
+    private final Map<String, RedisScript<Long>> evalScripts = new ConcurrentHashMap<>();
+
+    LeaseProtocol(
+            RedisOperations<String, String> redis,
+            @Nullable RedisConnectionFactory connectionFactory,
+            ElectorConfig config) {
+        this.redis = redis;
+        this.connectionFactory = connectionFactory;
+        this.runner =
+                connectionFactory != null
+                        ? ScriptRunner.of(redis, connectionFactory)
+                        : new ScriptRunner.Blocking(redis);
+        String name = config.name();
+        this.instanceId = config.instanceId();
+        this.ttlMillis = Long.toString(Math.max(config.ttl().toMillis(), 1));
+        this.releaseChannel = releaseChannel(name);
+        this.markKey = name + ":fence:applied";
+        this.leaseKey = List.of(name + ":leader");
+        this.acquireKeys = List.of(name + ":leader", name + ":fence", markKey);
+        this.leaseAndMark = List.of(name + ":leader", markKey);
+    }
+
+    /** Returns the Pub/Sub channel on which a release of the named election is announced. */
+    static String releaseChannel(String name) {
+        return name + ":released";
+    }
+
+    /** Returns the lease's time to live as sent to Redis, in milliseconds. */
+    String ttlMillis() {
+        return ttlMillis;
+    }
+
+    /** Returns whether the runner parks no thread per call in flight. */
+    boolean nonBlocking() {
+        return runner instanceof ScriptRunner.Reactive;
+    }
+
+    // The state machine's round trips.
+
+    /** Tries to win a new term: the token won, or the current holder's remaining lease time. */
+    CompletableFuture<AcquireReply> acquire() {
+        return runner.run(Scripts.ACQUIRE, acquireKeys, List.of(instanceId, ttlMillis))
+                .thenApply(LeaseProtocol::acquireReply);
+    }
+
+    private static AcquireReply acquireReply(@Nullable List<Object> reply) {
+        if (reply == null || reply.size() != 2) {
+            throw new InvalidDataAccessApiUsageException(
+                    "redlease: unexpected acquire reply " + reply);
+        }
+        return new AcquireReply(asLong(reply.get(0)), asLong(reply.get(1)));
+    }
+
+    /** Extends the lease of the given term; false when the term is over. */
+    CompletableFuture<Boolean> renew(long token) {
+        return runner.run(
+                        Scripts.RENEW,
+                        leaseAndMark,
+                        List.of(instanceId, ttlMillis, Long.toString(token)))
+                .thenApply(LeaseProtocol::isOne);
+    }
+
+    /**
+     * Deletes the lease of the given term and announces it; false when the lease is gone or belongs
+     * to another instance or to a newer term of this one.
+     */
+    CompletableFuture<Boolean> release(long token) {
+        return runner.run(
+                        Scripts.RELEASE,
+                        leaseAndMark,
+                        List.of(instanceId, releaseChannel, Long.toString(token)))
+                .thenApply(LeaseProtocol::isOne);
+    }
+
+    /**
+     * Renews the lease on a dedicated connection and waits until the given number of replicas have
+     * everything written before it, including the acquire; returns how many did, or -1 when the
+     * renewal found the term over. Blocks the calling thread: WAIT holds its connection.
+     */
+    long confirmReplicas(long token, int replicas, Duration timeout) {
+        RedisConnectionFactory factory = connectionFactory;
+        if (factory == null) {
+            throw new IllegalStateException(
+                    "redlease: replica acknowledgement needs a RedisTemplate");
+        }
+        byte[][] renewArgs = {
+            bytes(leaseAndMark.get(0)),
+            bytes(leaseAndMark.get(1)),
+            bytes(instanceId),
+            bytes(ttlMillis),
+            bytes(Long.toString(token))
+        };
+        byte[][] waitArgs = {
+            bytes(Integer.toString(replicas)), bytes(Long.toString(timeout.toMillis()))
+        };
+        List<Object> replies;
+        try (RedisConnection connection = factory.getConnection()) {
+            // A pipeline runs on a connection of its own, so WAIT blocks no shared connection and
+            // counts exactly the writes before it on this one: the renewal, and so the acquire.
+            connection.openPipeline();
+            connection
+                    .scriptingCommands()
+                    .eval(
+                            bytes(Scripts.RENEW.getScriptAsString()),
+                            ReturnType.INTEGER,
+                            leaseAndMark.size(),
+                            renewArgs);
+            if (connection instanceof LettuceConnection lettuce) {
+                lettuce.execute("WAIT", new IntegerOutput<>(ByteArrayCodec.INSTANCE), waitArgs);
+            } else {
+                connection.execute("WAIT", waitArgs);
+            }
+            replies = connection.closePipeline();
+        }
+        if (replies.size() != 2 || asLong(replies.get(0)) != 1L) {
+            return -1;
+        }
+        return asLong(replies.get(1));
+    }
+
+    // Calls made on the caller's thread.
+
+    /** Reads who holds the lease and for how long. */
+    Optional<Elector.LeaseHolder> holder() {
+        List<Object> reply = redis.execute(Scripts.HOLDER, STRING, listReader(), leaseKey);
+        if (reply == null || reply.size() != 2 || reply.get(0) == null) {
+            return Optional.empty();
+        }
+        long pttl = asLong(reply.get(1));
+        return Optional.of(
+                new Elector.LeaseHolder(
+                        String.valueOf(reply.get(0)), pttl >= 0 ? Duration.ofMillis(pttl) : null));
+    }
+
+    boolean set(long token, String key, String value) {
+        List<String> keys = List.of(markKey, writable(key));
+        return fence(Scripts.FENCE_SET, token, keys, required(value, "value"));
+    }
+
+    boolean hset(long token, String key, String field, String value) {
+        List<String> keys = List.of(markKey, writable(key));
+        return fence(
+                Scripts.FENCE_HSET,
+                token,
+                keys,
+                required(field, "field"),
+                required(value, "value"));
+    }
+
+    boolean eval(long token, String body, @Nullable List<String> keys, String... args) {
+        if (body == null || body.isBlank()) {
+            throw new IllegalArgumentException("redlease: body must not be null or blank");
+        }
+        List<String> allKeys = new ArrayList<>((keys == null ? 0 : keys.size()) + 1);
+        allKeys.add(markKey);
+        if (keys != null) {
+            for (String key : keys) {
+                allKeys.add(required(key, "keys element"));
+            }
+        }
+        if (args == null) {
+            throw new IllegalArgumentException("redlease: args must not be null");
+        }
+        for (String arg : args) {
+            required(arg, "args element");
+        }
+        checkToken(token);
+        return fence(evalScript(body), token, allKeys, args);
+    }
+
+    /** Returns a key for a single-command fenced write: never the mark, which the fence owns. */
+    private String writable(@Nullable String key) {
+        if (required(key, "key").equals(markKey)) {
+            throw new IllegalArgumentException(
+                    "redlease: key must not be the election's fence mark '" + markKey + "'");
+        }
+        return key;
+    }
+
+    private RedisScript<Long> evalScript(String body) {
+        RedisScript<Long> script = evalScripts.get(body);
+        if (script != null) {
+            return script;
+        }
+        synchronized (evalScripts) {
+            script = evalScripts.get(body);
+            if (script == null) {
+                if (evalScripts.size() >= TooManyEvalBodiesException.CAP) {
+                    throw new TooManyEvalBodiesException();
+                }
+                script = Scripts.fenced(body);
+                evalScripts.put(body, script);
+            }
+            return script;
+        }
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private boolean fence(RedisScript<Long> script, long token, List<String> keys, String... args) {
+        checkToken(token);
+        if (token < 1) {
+            return false;
+        }
+        Object[] argv = new Object[args.length + 1];
+        argv[0] = Long.toString(token);
+        System.arraycopy(args, 0, argv, 1, args.length);
+        Long reply = redis.execute(script, STRING, (RedisSerializer) STRING, keys, argv);
+        return isOne(reply);
+    }
+
+    // Helpers.
+
+    static void checkToken(long token) {
+        if (token >= MAX_TOKEN) {
+            throw new IllegalArgumentException(
+                    "redlease: token must be below 2^53 (" + MAX_TOKEN + "), got " + token);
+        }
+    }
+
+    static <T> T required(@Nullable T value, String argument) {
+        if (value == null) {
+            throw new IllegalArgumentException("redlease: " + argument + " must not be null");
+        }
+        return value;
+    }
+
+    /** Throws unless the operations' key serializer writes String keys as plain UTF-8. */
+    @SuppressWarnings("unchecked")
+    static void requirePlainKeys(RedisOperations<String, String> redis) {
+        RedisSerializer<Object> serializer = (RedisSerializer<Object>) redis.getKeySerializer();
+        byte[] probe = null;
+        try {
+            probe = serializer == null ? null : serializer.serialize("redlease");
+        } catch (RuntimeException ex) {
+            // Not a String serializer: rejected below.
+        }
+        if (!Arrays.equals(probe, "redlease".getBytes(StandardCharsets.UTF_8))) {
+            throw new IllegalArgumentException(
+                    "redlease: the RedisOperations' key serializer must write String keys as plain"
+                            + " UTF-8; use a StringRedisTemplate");
+        }
+    }
+
+    private static boolean isOne(@Nullable Object reply) {
+        return reply != null && asLong(reply) == 1L;
+    }
+
+    private static byte[] bytes(String value) {
+        return value.getBytes(StandardCharsets.UTF_8);
+    }
+
+    static long asLong(@Nullable Object value) {
+        if (value instanceof Long number) {
+            return number;
+        }
+        if (value instanceof byte[] bytes) {
+            return Long.parseLong(new String(bytes, StandardCharsets.UTF_8));
+        }
+        return Long.parseLong(String.valueOf(value));
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private static RedisSerializer<List<Object>> listReader() {
+        return (RedisSerializer) STRING;
+    }
+
+    /** The outcome of one acquire attempt: a won token, or 0 and the holder's remaining time. */
+    record AcquireReply(long token, long holderTtlMillis) {}
+}

@@ -1,0 +1,93 @@
+package io.redlease.core;
+
+import org.jspecify.annotations.Nullable;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+/**
+ * A run's subscription to its election's release announcements: a follower that hears one tries to
+ * acquire at once instead of waiting for its next look at the lease. Confined to the run's loop,
+ * except for the subscribing itself, which waits for Redis on the blocking pool.
+ */
+final class Subscription {
+
+    private final Campaign campaign;
+
+    private volatile @Nullable AutoCloseable listener;
+
+    private boolean closed;
+
+    Subscription(Campaign campaign) {
+        this.campaign = campaign;
+    }
+
+    /** Subscribes in the background, when announcements are on and the topology allows them. */
+    void open(ElectorConfig config) {
+        RedisConnectionFactory factory = campaign.elector.connectionFactory();
+        if (!config.releaseNotifications() || factory == null || isCluster(factory)) {
+            return;
+        }
+        ScriptRunner.Blocking.supply(() -> subscribe(factory, config));
+    }
+
+    private static boolean isCluster(RedisConnectionFactory factory) {
+        return factory instanceof LettuceConnectionFactory lettuce && lettuce.isClusterAware();
+    }
+
+    private @Nullable Void subscribe(RedisConnectionFactory factory, ElectorConfig config) {
+        AutoCloseable subscribed;
+        try {
+            subscribed =
+                    ReleaseNotifications.subscribe(
+                            factory,
+                            LeaseProtocol.releaseChannel(config.name()),
+                            config.instanceId(),
+                            campaign::wake);
+        } catch (RuntimeException ex) {
+            // Followers still poll; the failure shows as slower hand-offs only.
+            Campaign.logger.warn(
+                    "redlease: cannot subscribe to release notifications of '"
+                            + config.name()
+                            + "'; this follower takes over by polling instead",
+                    ex);
+            return null;
+        }
+        campaign.execute(
+                () -> {
+                    if (closed) {
+                        closeQuietly(subscribed);
+                        return;
+                    }
+                    listener = subscribed;
+                    // A release announced before the subscription took effect was not heard: a
+                    // follower looks at the lease once more now, unless it is backing off.
+                    if (!campaign.backingOff()) {
+                        campaign.wakeOnLoop();
+                    }
+                });
+        return null;
+    }
+
+    /** Returns whether releases are being announced to this run. */
+    boolean listening() {
+        return listener != null;
+    }
+
+    void close() {
+        closed = true;
+        AutoCloseable subscribed = listener;
+        if (subscribed != null) {
+            listener = null;
+            ScriptRunner.Blocking.supply(() -> closeQuietly(subscribed));
+        }
+    }
+
+    private static @Nullable Void closeQuietly(AutoCloseable closeable) {
+        try {
+            closeable.close();
+        } catch (Exception ex) {
+            // Nothing to do: the listener is gone either way.
+        }
+        return null;
+    }
+}
