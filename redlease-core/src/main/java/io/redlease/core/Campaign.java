@@ -159,7 +159,7 @@ final class Campaign {
             if (ex instanceof VirtualMachineError error) {
                 throw error;
             }
-            onInternalError(ex);
+            internalError(ex);
         }
     }
 
@@ -475,7 +475,8 @@ final class Campaign {
         }
     }
 
-    private void onInternalError(Throwable error) {
+    /** Handles a throwable that escaped a step: ends the term, if any, and contends again. */
+    void internalError(Throwable error) {
         logger.error(
                 "redlease: internal error in the election loop of '"
                         + elector.name()

@@ -201,37 +201,46 @@ final class Leadership {
 
     /** Arms the watchdog for the term's current deadline, on the other loop. */
     private void watch(Lease lease) {
-        Term term = lease.term;
-        long delay = Math.max(term.deadlineNanos() - clock.getAsLong(), 0);
+        long delay = Math.max(lease.term.deadlineNanos() - clock.getAsLong(), 0);
         lease.watchdog =
                 watchdogLoop.schedule(
                         () -> {
-                            if (!term.isActive()) {
-                                return;
+                            try {
+                                checkDeadline(lease);
+                            } catch (Throwable ex) {
+                                campaign.execute(() -> campaign.internalError(ex));
                             }
-                            if (!term.pastDeadline()) {
-                                watch(lease);
-                                return;
-                            }
-                            if (term.end(StepDownReason.EXPIRED)) {
-                                campaign.elector.unpublish(term);
-                                Campaign.logger.warn(
-                                        "redlease: term "
-                                                + term.token()
-                                                + " of '"
-                                                + campaign.elector.name()
-                                                + "' passed its deadline before its loop stepped"
-                                                + " down; the watchdog ended it");
-                            }
-                            campaign.execute(
-                                    () -> {
-                                        if (this.lease == lease) {
-                                            endTerm(StepDownReason.EXPIRED);
-                                        }
-                                    });
                         },
                         delay + 1,
                         TimeUnit.NANOSECONDS);
+    }
+
+    /** Runs on the watchdog's loop: ends a term whose deadline passed, or re-arms. */
+    private void checkDeadline(Lease lease) {
+        Term term = lease.term;
+        if (!term.isActive()) {
+            return;
+        }
+        if (!term.pastDeadline()) {
+            watch(lease);
+            return;
+        }
+        if (term.end(StepDownReason.EXPIRED)) {
+            campaign.elector.unpublish(term);
+            Campaign.logger.warn(
+                    "redlease: term "
+                            + term.token()
+                            + " of '"
+                            + campaign.elector.name()
+                            + "' passed its deadline before its loop stepped down; the watchdog"
+                            + " ended it");
+        }
+        campaign.execute(
+                () -> {
+                    if (this.lease == lease) {
+                        endTerm(StepDownReason.EXPIRED);
+                    }
+                });
     }
 
     // Stepping down.

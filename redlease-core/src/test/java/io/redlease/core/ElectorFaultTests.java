@@ -1,6 +1,7 @@
 package io.redlease.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.redlease.core.Observer.Operation;
 import io.redlease.test.BlackholeServer;
@@ -12,7 +13,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -100,6 +103,47 @@ class ElectorFaultTests {
         Duration lateness() {
             return Duration.ofNanos(endedAt.get() - deadline.get());
         }
+    }
+
+    @Test
+    void anUnexpectedErrorInTheEngineEndsTheTermAndTheElectorContendsAgain(RedisServer server) {
+        AtomicBoolean breakClock = new AtomicBoolean();
+        LongSupplier clock =
+                () -> {
+                    if (breakClock.compareAndSet(true, false)) {
+                        throw new IllegalStateException("the clock broke");
+                    }
+                    return System.nanoTime();
+                };
+        Recorder recorder = new Recorder();
+        Elector elector =
+                new Elector(
+                        templates.on(server),
+                        ElectorConfig.builder(name)
+                                .ttl(Duration.ofSeconds(1))
+                                .renewInterval(Duration.ofMillis(50))
+                                .acquireInterval(Duration.ofMillis(50))
+                                .instanceId("a")
+                                .clock(clock)
+                                .observer(recorder)
+                                .build());
+        closeables.add(elector);
+        elector.start();
+        recorder.await("elected", 1);
+        breakClock.set(true);
+        Recorder.Event down = recorder.await("steppedDown", 1);
+        assertThat(down.detail()).isEqualTo(StepDownReason.INTERNAL_ERROR);
+        assertThat(recorder.errors(Operation.INTERNAL))
+                .singleElement()
+                .satisfies(
+                        event ->
+                                assertThat(((Recorder.ErrorDetail) event.detail()).error())
+                                        .hasMessage("the clock broke"));
+        // It contends again, and the term it wins renews as usual.
+        recorder.await("elected", 2);
+        Term term = elector.term().orElseThrow();
+        long renewals = term.renewals();
+        await().until(() -> term.renewals() > renewals);
     }
 
     @Test

@@ -193,6 +193,20 @@ class ElectorRoundTripTests {
     }
 
     @Test
+    void aLateReleaseOfAnOlderTermLeavesTheNewerTermsLease() {
+        Elector a = elector("a");
+        long older = Protocols.acquire(a).token();
+        // The same instance wins again (its older release was abandoned at its bound).
+        long newer = Protocols.acquire(a).token();
+        assertThat(newer).isGreaterThan(older);
+        assertThat(Protocols.release(a, older)).isFalse();
+        assertThat(get(name + ":leader")).isEqualTo("a");
+        assertThat(Protocols.renew(a, newer)).isTrue();
+        assertThat(Protocols.release(a, newer)).isTrue();
+        assertThat(redis.hasKey(name + ":leader")).isFalse();
+    }
+
+    @Test
     void renewAfterReleaseFails() {
         Elector a = elector("a");
         Protocols.acquire(a);
