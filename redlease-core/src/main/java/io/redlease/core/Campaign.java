@@ -5,14 +5,11 @@ import io.redlease.core.Observer.Operation;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import org.springframework.dao.QueryTimeoutException;
-import org.springframework.util.backoff.BackOffExecution;
-import org.springframework.util.backoff.ExponentialBackOff;
 
 /**
  * One run of an {@link Elector}: the contend / lead / step-down state machine, from start until
@@ -48,7 +45,7 @@ final class Campaign {
 
     final long acquireInterval;
 
-    private final long acquireTimeout;
+    final long acquireTimeout;
 
     private final @Nullable LeaderTask task;
 
@@ -58,7 +55,9 @@ final class Campaign {
 
     private final ElectorConfig config;
 
-    private final ExponentialBackOff backOff;
+    final Pacing pacing;
+
+    private final WonTerms wonTerms;
 
     private final RoundTrips roundTrips;
 
@@ -80,8 +79,6 @@ final class Campaign {
     private boolean stopping;
 
     private boolean wasFollower;
-
-    private @Nullable BackOffExecution backOffExecution;
 
     private @Nullable ScheduledFuture<?> timer;
 
@@ -106,8 +103,8 @@ final class Campaign {
         this.renewInterval = config.renewInterval().toNanos();
         this.acquireInterval = config.acquireInterval().toNanos();
         this.acquireTimeout = config.acquireTimeout().toNanos();
-        this.backOff = new ExponentialBackOff(config.acquireInterval().toMillis(), 2);
-        backOff.setMaxInterval(config.ttl().toMillis());
+        this.pacing = new Pacing(config);
+        this.wonTerms = new WonTerms(this, config);
         this.roundTrips = new RoundTrips(this);
         this.leadership = new Leadership(this, runtime.otherLoop(loop), config);
         this.subscription = new Subscription(this);
@@ -238,7 +235,7 @@ final class Campaign {
 
     /** Whether a follower may take the subscription's arrival as a cue to look at the lease. */
     boolean backingOff() {
-        return backOffExecution != null;
+        return pacing.backingOff();
     }
 
     // Contending.
@@ -300,14 +297,14 @@ final class Campaign {
                 return;
             }
             notifyError(Operation.ACQUIRE, error);
-            sleep(jitter(nextBackOff()));
+            sleep(pacing.afterError());
             return;
         }
-        backOffExecution = null;
+        pacing.reset();
         if (reply.token() >= LeaseProtocol.MAX_TOKEN) {
             // Lua compares tokens as doubles: from 2^53 on the fence is no longer exact, and
             // every fenced write of such a term is refused. Do not start it.
-            abandonWonTerm(
+            wonTerms.abandon(
                     reply.token(),
                     new IllegalStateException(
                             "redlease: the token counter of '"
@@ -322,7 +319,7 @@ final class Campaign {
             wasFollower = false;
             wakeRequested = false;
             if (config.replicaAcknowledgements() > 0) {
-                confirmReplicas(reply.token(), sentAt);
+                wonTerms.confirm(reply.token(), sentAt);
             } else {
                 lead(reply.token(), sentAt);
             }
@@ -337,105 +334,8 @@ final class Campaign {
             wakeRequested = false;
             sleep(0);
         } else {
-            sleep(followerDelay(reply.holderTtlMillis()));
+            sleep(pacing.followerDelay(reply.holderTtlMillis(), subscription.listening()));
         }
-    }
-
-    /**
-     * Waits for replicas to acknowledge a won term before starting it; a term they did not
-     * acknowledge in time is released and reported as an acquire error.
-     */
-    private void confirmReplicas(long token, long sentAt) {
-        int replicas = config.replicaAcknowledgements();
-        roundTrips.call(
-                () ->
-                        ScriptRunner.Blocking.supply(
-                                () ->
-                                        protocol.confirmReplicas(
-                                                token,
-                                                replicas,
-                                                config.replicaAcknowledgementTimeout())),
-                acquireTimeout,
-                true,
-                "replica acknowledgement",
-                (acknowledged, error) -> {
-                    if (acknowledged != null && acknowledged < 0) {
-                        // The renewal found the lease gone or superseded: another term won.
-                        sleep(jitter(acquireInterval));
-                    } else if (acknowledged != null && acknowledged >= replicas) {
-                        if (stopRequested) {
-                            releaseUnstarted(token);
-                        } else {
-                            lead(token, sentAt);
-                        }
-                    } else {
-                        abandonWonTerm(
-                                token,
-                                error != null
-                                        ? error
-                                        : new ReplicaAcknowledgementException(
-                                                elector.name(),
-                                                token,
-                                                acknowledged == null ? 0 : acknowledged,
-                                                replicas));
-                    }
-                });
-    }
-
-    /**
-     * Gives up a won lease without starting its term: reports why as an acquire error, releases the
-     * lease and backs off as after a failed acquire.
-     */
-    private void abandonWonTerm(long token, Throwable why) {
-        if (!stopRequested) {
-            notifyError(Operation.ACQUIRE, why);
-        }
-        long delay = nextBackOff();
-        roundTrips.call(
-                () -> protocol.release(token),
-                renewInterval,
-                true,
-                "release",
-                (released, releaseError) -> sleep(jitter(delay)));
-    }
-
-    /** Releases a won term that never started because the run is stopping. */
-    private void releaseUnstarted(long token) {
-        roundTrips.call(
-                () -> protocol.release(token),
-                renewInterval,
-                true,
-                "release",
-                (released, error) -> finish());
-    }
-
-    /**
-     * Returns how long a follower waits. With lease-aware scheduling it looks again when the
-     * holder's lease would lapse: at once when that is sooner than the acquire interval, and, while
-     * releases are announced to it, even when that is later, up to its own time to live (a graceful
-     * release wakes it at once; a crashed holder's lease lapses then). Otherwise a jittered acquire
-     * interval.
-     */
-    private long followerDelay(long holderTtlMillis) {
-        if (config.leaseAwareScheduling() && holderTtlMillis >= 0) {
-            long lapse = TimeUnit.MILLISECONDS.toNanos(holderTtlMillis + 1);
-            if (lapse < acquireInterval) {
-                return lapse;
-            }
-            if (subscription.listening()) {
-                return Math.min(lapse, ttl);
-            }
-        }
-        return jitter(acquireInterval);
-    }
-
-    private long nextBackOff() {
-        BackOffExecution execution = backOffExecution;
-        if (execution == null) {
-            execution = backOff.start();
-            backOffExecution = execution;
-        }
-        return TimeUnit.MILLISECONDS.toNanos(execution.nextBackOff());
     }
 
     void sleep(long delay) {
@@ -449,7 +349,7 @@ final class Campaign {
 
     // Leading and stepping down: the term's own state lives in Leadership.
 
-    private void lead(long token, long acquiredAt) {
+    void lead(long token, long acquiredAt) {
         phase = Phase.LEADING;
         leadership.lead(token, acquiredAt);
         if (stopRequested) {
@@ -471,7 +371,7 @@ final class Campaign {
         if (stopRequested) {
             finish();
         } else {
-            sleep(jitter(acquireInterval));
+            sleep(pacing.poll());
         }
     }
 
@@ -493,7 +393,7 @@ final class Campaign {
             } else if (stopRequested) {
                 finish();
             } else {
-                sleep(jitter(nextBackOff()));
+                sleep(pacing.afterError());
             }
         } catch (Throwable again) {
             logger.error("redlease: recovery of '" + elector.name() + "' failed", again);
@@ -545,10 +445,5 @@ final class Campaign {
         if (error != null) {
             notify("onError", () -> observer.onError(operation, error));
         }
-    }
-
-    /** Shortens a delay by a random amount of up to 10 %, never lengthens it. */
-    static long jitter(long nanos) {
-        return nanos - ThreadLocalRandom.current().nextLong(nanos / 10 + 1);
     }
 }

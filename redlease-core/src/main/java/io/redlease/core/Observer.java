@@ -6,10 +6,11 @@ import java.util.List;
  * Callbacks for an elector's role transitions and handled errors.
  *
  * <p>Every method has a no-op default, so an observer overrides only what it needs. The role and
- * error callbacks of one elector are invoked one at a time, in order, on that elector's loop
- * thread: never concurrently with each other. They must return quickly: a slow callback delays the
- * elector's renewals, and the loop thread is shared with other electors. {@link #onFencedWrite} is
- * the exception: it runs on the thread that made the write.
+ * error callbacks of one elector are invoked one at a time, in order, on that elector's own lane
+ * over {@link ElectorConfig#callbackExecutor()}: never concurrently with each other, and never on
+ * the threads that acquire, renew and release. A slow callback delays only the later callbacks of
+ * the same elector, never a renewal or another elector. {@link #onFencedWrite} is the exception: it
+ * runs on the thread that made the write.
  *
  * <p>Per term the order is {@code onElected → onError(RENEW)* → onError(RELEASE)? → onSteppedDown};
  * between terms, {@code onError(ACQUIRE)*} and at most one {@code onFollower} per transition into
@@ -19,16 +20,18 @@ import java.util.List;
 public interface Observer {
 
     /**
-     * Called once per won term, before the leader task starts and before the first renewal.
+     * Called once per won term, before the leader task starts; the first renewal does not wait for
+     * it.
      *
      * @param token the term's fencing token, greater than every earlier term's
      */
     default void onElected(long token) {}
 
     /**
-     * Called once per term after it ended: after the leader task returned and the lease was
-     * released (or the release failed and was reported). Also called on the final step-down when
-     * the elector stops. The default calls {@link #onSteppedDown()}.
+     * Called once per term after it ended: after the leader task returned (or the drain timeout
+     * passed without it) and the lease was released (or the release failed and was reported). Also
+     * called on the final step-down when the elector stops. The default calls {@link
+     * #onSteppedDown()}.
      *
      * @param reason why the term ended
      */

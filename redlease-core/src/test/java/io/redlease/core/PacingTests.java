@@ -6,14 +6,14 @@ import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 /** Pure timing rules of the run loop (Go: TestJitter_ShortensByAtMostTenPercent). */
-class CampaignTests {
+class PacingTests {
 
     @Test
     void jitterShortensByAtMostTenPercent() {
         long interval = Duration.ofMillis(100).toNanos();
         long shortest = interval;
         for (int i = 0; i < 10_000; i++) {
-            long delay = Campaign.jitter(interval);
+            long delay = Pacing.jitter(interval);
             assertThat(delay).isBetween(Duration.ofMillis(90).toNanos(), interval);
             shortest = Math.min(shortest, delay);
         }
@@ -23,7 +23,7 @@ class CampaignTests {
 
     @Test
     void jitterOfTinyDelaysStaysPositive() {
-        assertThat(Campaign.jitter(9)).isEqualTo(9);
-        assertThat(Campaign.jitter(10)).isBetween(9L, 10L);
+        assertThat(Pacing.jitter(9)).isEqualTo(9);
+        assertThat(Pacing.jitter(10)).isBetween(9L, 10L);
     }
 }

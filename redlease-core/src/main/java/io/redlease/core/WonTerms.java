@@ -1,0 +1,91 @@
+package io.redlease.core;
+
+import io.redlease.core.Observer.Operation;
+
+/**
+ * What happens between winning the lease and starting the term: the replicas' acknowledgement when
+ * one is configured, or giving up a won lease (a token at 2^53, unacknowledged replicas, a stop in
+ * the same instant). Confined to the run's loop thread.
+ */
+final class WonTerms {
+
+    private final Campaign campaign;
+
+    private final ElectorConfig config;
+
+    WonTerms(Campaign campaign, ElectorConfig config) {
+        this.campaign = campaign;
+        this.config = config;
+    }
+
+    /**
+     * Waits for replicas to acknowledge a won term before starting it; a term they did not
+     * acknowledge in time is released and reported as an acquire error.
+     */
+    void confirm(long token, long sentAt) {
+        int replicas = config.replicaAcknowledgements();
+        campaign.roundTrips()
+                .call(
+                        () ->
+                                ScriptRunner.Blocking.supply(
+                                        () ->
+                                                campaign.protocol.confirmReplicas(
+                                                        token,
+                                                        replicas,
+                                                        config.replicaAcknowledgementTimeout())),
+                        campaign.acquireTimeout,
+                        true,
+                        "replica acknowledgement",
+                        (acknowledged, error) -> {
+                            if (acknowledged != null && acknowledged < 0) {
+                                // The renewal found the lease gone or superseded: another won.
+                                campaign.sleep(campaign.pacing.poll());
+                            } else if (acknowledged != null && acknowledged >= replicas) {
+                                if (campaign.stopRequested()) {
+                                    releaseUnstarted(token);
+                                } else {
+                                    campaign.lead(token, sentAt);
+                                }
+                            } else {
+                                abandon(
+                                        token,
+                                        error != null
+                                                ? error
+                                                : new ReplicaAcknowledgementException(
+                                                        config.name(),
+                                                        token,
+                                                        acknowledged == null ? 0 : acknowledged,
+                                                        replicas));
+                            }
+                        });
+    }
+
+    /**
+     * Gives up a won lease without starting its term: reports why as an acquire error, releases the
+     * lease and backs off as after a failed acquire.
+     */
+    void abandon(long token, Throwable why) {
+        if (!campaign.stopRequested()) {
+            campaign.notifyError(Operation.ACQUIRE, why);
+        }
+        long delay = campaign.pacing.afterError();
+        campaign.roundTrips()
+                .call(
+                        () -> campaign.protocol.release(token),
+                        campaign.renewInterval,
+                        true,
+                        "release",
+                        (released, releaseError) -> campaign.sleep(delay));
+    }
+
+    /** Releases a won term that never started because the run is stopping. */
+    private void releaseUnstarted(long token) {
+        campaign.roundTrips()
+                .call(
+                        () -> campaign.protocol.release(token),
+                        campaign.renewInterval,
+                        true,
+                        "release",
+                        (released, error) -> campaign.finish());
+    }
+}
