@@ -378,6 +378,68 @@ class LeaderOnlyTests {
         assertThat(leftInterrupted).isFalse();
     }
 
+    /** A leader-only method that sleeps until interrupted and restores the interrupt. */
+    static class Inner {
+
+        final CountDownLatch entered = new CountDownLatch(1);
+
+        public CountDownLatch entered() {
+            return entered;
+        }
+
+        @LeaderOnly
+        public void work() {
+            entered.countDown();
+            try {
+                Thread.sleep(60_000);
+            } catch (InterruptedException ex) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** A leader-only method that calls another one of the same election. */
+    static class Outer {
+
+        final Inner inner;
+
+        final CompletableFuture<Boolean> sawInterrupt = new CompletableFuture<>();
+
+        Outer(Inner inner) {
+            this.inner = inner;
+        }
+
+        public CompletableFuture<Boolean> sawInterrupt() {
+            return sawInterrupt;
+        }
+
+        @LeaderOnly
+        public void work() {
+            inner.work();
+            sawInterrupt.complete(Thread.currentThread().isInterrupted());
+        }
+    }
+
+    @Test
+    void aNestedLeaderOnlyCallLeavesTheTermsInterruptToTheOuterMethod() throws Exception {
+        start(Inner.class, Outer.class);
+        lead();
+        Outer outer = context.getBean(Outer.class);
+        AtomicBoolean leftInterrupted = new AtomicBoolean(true);
+        Thread caller =
+                new Thread(
+                        () -> {
+                            outer.work();
+                            leftInterrupted.set(Thread.currentThread().isInterrupted());
+                        });
+        caller.start();
+        assertThat(context.getBean(Inner.class).entered().await(5, TimeUnit.SECONDS)).isTrue();
+        context.getBean(Elections.class).get("").resign();
+        assertThat(outer.sawInterrupt().get(10, TimeUnit.SECONDS)).isTrue();
+        caller.join(5000);
+        assertThat(leftInterrupted).as("the outermost call cleared it").isFalse();
+    }
+
     @Test
     void interruptionCanBeSwitchedOff() throws Exception {
         start(Blocking.class);
