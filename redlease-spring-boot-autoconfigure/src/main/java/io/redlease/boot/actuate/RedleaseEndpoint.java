@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.actuate.endpoint.Access;
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
@@ -43,10 +44,15 @@ public class RedleaseEndpoint {
         return result;
     }
 
-    /** Returns one election's state. */
+    /**
+     * Returns one election's state.
+     *
+     * @param id the election id
+     * @return the state, or {@code null} (HTTP 404) when no election has that id
+     */
     @ReadOperation
-    public ElectionDescriptor election(@Selector String id) {
-        return describe(elections.get(id));
+    public @Nullable ElectionDescriptor election(@Selector String id) {
+        return elections.find(id).map(RedleaseEndpoint::describe).orElse(null);
     }
 
     /**
@@ -54,10 +60,21 @@ public class RedleaseEndpoint {
      *
      * @param election the election id; the main election when absent
      * @return the election's state after the request (the hand-over completes shortly after)
+     * @throws InvalidEndpointRequestException (HTTP 400) when no election has that id
      */
     @WriteOperation
     public ElectionDescriptor resign(@Nullable String election) {
-        Elector elector = elections.get(election);
+        Elector elector =
+                elections
+                        .find(election)
+                        .orElseThrow(
+                                () ->
+                                        new InvalidEndpointRequestException(
+                                                "No election '"
+                                                        + election
+                                                        + "'; configured: "
+                                                        + elections.ids(),
+                                                "No such election"));
         elector.resign();
         return describe(elector);
     }

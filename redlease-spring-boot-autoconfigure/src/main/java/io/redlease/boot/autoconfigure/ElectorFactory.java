@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.concurrent.Executor;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
@@ -153,11 +154,7 @@ final class ElectorFactory {
     private StringRedisTemplate template() {
         StringRedisTemplate current = template;
         if (current == null) {
-            RedisConnectionFactory factory = connectionFactory.getIfAvailable();
-            if (factory == null) {
-                throw new MissingRedisConnectionFactoryException();
-            }
-            current = new StringRedisTemplate(factory);
+            current = new StringRedisTemplate(connectionFactory.getObject());
             current.afterPropertiesSet();
             template = current;
         }
@@ -168,76 +165,81 @@ final class ElectorFactory {
         return own != null ? own : inherited;
     }
 
-    /** Maps a broken rule to the property that set the value. */
-    private InvalidRedleasePropertyException invalid(String id, InvalidElectorConfigException ex) {
+    /**
+     * Maps a broken rule to the property that set the value, as Boot's {@link
+     * InvalidConfigurationPropertyValueException}, whose failure analysis also says where the value
+     * was set.
+     */
+    private InvalidConfigurationPropertyValueException invalid(
+            String id, InvalidElectorConfigException ex) {
         Election election = properties.getElections().get(id);
         String rule = ex.getMessage().replaceFirst("^redlease: ", "");
         Setting setting = ex.setting();
+        // Boot's exception takes no cause; the core's rule is carried in the reason.
         return switch (setting) {
             case NAME -> {
                 String property = property(id, "name", true);
-                yield new InvalidRedleasePropertyException(
+                yield invalidValue(
                         property,
                         election == null ? properties.getName() : election.getName(),
                         rule,
-                        "Change " + property + " as the rule says.",
-                        ex);
+                        "Change " + property + " as the rule says.");
             }
             case TTL -> {
                 boolean own = election != null && election.getTtl() != null;
                 String property = property(id, "ttl", own);
-                yield new InvalidRedleasePropertyException(
+                yield invalidValue(
                         property,
                         own ? election.getTtl() : properties.getTtl(),
                         rule,
-                        "Set " + property + " to at least 100ms; the default is 5s.",
-                        ex);
+                        "Set " + property + " to at least 100ms; the default is 5s.");
             }
             case RENEW_INTERVAL -> {
                 boolean own = election != null && election.getRenewInterval() != null;
                 String property = property(id, "renew-interval", own);
-                yield new InvalidRedleasePropertyException(
+                yield invalidValue(
                         property,
                         own ? election.getRenewInterval() : properties.getRenewInterval(),
                         rule,
                         "Set "
                                 + property
-                                + " to at least 1ms and at most half the TTL, or remove it to"
-                                + " renew every third of the TTL.",
-                        ex);
+                                + " to at least 1ms and at most half the TTL, or remove it"
+                                + " to renew every third of the TTL.");
             }
             case ACQUIRE_INTERVAL -> {
                 boolean own = election != null && election.getAcquireInterval() != null;
                 String property = property(id, "acquire-interval", own);
-                yield new InvalidRedleasePropertyException(
+                yield invalidValue(
                         property,
                         own ? election.getAcquireInterval() : properties.getAcquireInterval(),
                         rule,
                         "Set "
                                 + property
-                                + " to at least 1ms and less than the TTL, or remove it to poll"
-                                + " every half TTL.",
-                        ex);
+                                + " to at least 1ms and less than the TTL, or remove it to"
+                                + " poll every half TTL.");
             }
             case DRAIN_TIMEOUT ->
-                    new InvalidRedleasePropertyException(
+                    invalidValue(
                             "spring.lifecycle.timeout-per-shutdown-phase",
                             shutdownPhaseTimeout,
                             rule,
                             "Set spring.lifecycle.timeout-per-shutdown-phase to a positive"
-                                    + " duration.",
-                            ex);
+                                    + " duration.");
             case REPLICA_ACKNOWLEDGEMENT ->
-                    new InvalidRedleasePropertyException(
+                    invalidValue(
                             "redlease.replica-acknowledgement.timeout",
                             properties.getReplicaAcknowledgement().getTimeout(),
                             rule,
-                            "Set redlease.replica-acknowledgement.timeout to a positive duration"
-                                    + " below the acquire timeout, or"
-                                    + " redlease.replica-acknowledgement.replicas to 0 to turn"
-                                    + " the check off.",
-                            ex);
+                            "Set redlease.replica-acknowledgement.timeout to a positive"
+                                    + " duration below the acquire timeout, or"
+                                    + " redlease.replica-acknowledgement.replicas to 0 to"
+                                    + " turn the check off.");
         };
+    }
+
+    private static InvalidConfigurationPropertyValueException invalidValue(
+            String property, @Nullable Object value, String rule, String fix) {
+        return new InvalidConfigurationPropertyValueException(property, value, rule + ". " + fix);
     }
 
     /** Returns the property path of a setting, on the election itself or inherited. */

@@ -2,7 +2,11 @@ package io.redlease.boot.autoconfigure;
 
 import org.jspecify.annotations.Nullable;
 
-/** A {@code redlease.*} property that breaks a rule; reported by a failure analyzer at startup. */
+/**
+ * A required {@code redlease.*} property is missing, or a property key breaks a rule; reported by a
+ * failure analyzer at startup. A value that breaks a rule is reported with Boot's {@code
+ * InvalidConfigurationPropertyValueException} instead, whose analysis also says where it was set.
+ */
 class InvalidRedleasePropertyException extends IllegalStateException {
 
     private static final long serialVersionUID = 1L;

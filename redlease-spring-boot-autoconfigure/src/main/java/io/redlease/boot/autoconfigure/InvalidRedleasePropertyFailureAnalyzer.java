@@ -4,7 +4,8 @@ import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 
 /**
- * Reports a {@code redlease.*} property that breaks a rule: which property, which rule, the fix.
+ * Reports a missing required {@code redlease.*} property or a reserved election id: which property,
+ * which rule, the fix. (Bad values are reported by Boot's own analyzer.)
  */
 class InvalidRedleasePropertyFailureAnalyzer
         extends AbstractFailureAnalyzer<InvalidRedleasePropertyException> {

@@ -17,6 +17,7 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.ApplicationEventPublisher;
@@ -35,10 +36,15 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
  * <p>The main election's elector is the {@code redleaseElector} bean, replaced by any {@link
  * Elector} bean of the application; {@link ElectorCustomizer} beans adjust every elector the
  * auto-configuration builds. {@link LeaderTask} beans run in every term of the main election.
+ *
+ * <p>It backs off unless the application has exactly one {@link RedisConnectionFactory} (or one
+ * marked primary). Without elections, a bean with {@code @LeaderOnly} methods fails startup rather
+ * than run its methods on every instance.
  */
 @AutoConfiguration(
         afterName = "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration")
 @ConditionalOnClass({Elector.class, RedisConnectionFactory.class})
+@ConditionalOnSingleCandidate(RedisConnectionFactory.class)
 @ConditionalOnBooleanProperty(name = "redlease.enabled", matchIfMissing = true)
 @EnableConfigurationProperties(RedleaseProperties.class)
 public final class RedleaseAutoConfiguration {

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatException;
 import static org.awaitility.Awaitility.await;
 
 import io.redlease.core.Elector;
-import io.redlease.core.InvalidElectorConfigException;
 import io.redlease.test.RedisClusterSetup;
 import io.redlease.test.RedisNode;
 import io.redlease.test.RedisSentinelSetup;
@@ -16,6 +15,7 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
@@ -117,7 +117,8 @@ class RedleaseTopologyApplicationTests {
                                             "spring.data.redis.cluster.nodes=" + nodes,
                                             "redlease.name=no-hash-tag"))
                     .havingRootCause()
-                    .isInstanceOf(InvalidElectorConfigException.class)
+                    .isInstanceOf(InvalidConfigurationPropertyValueException.class)
+                    .withMessageContaining("redlease.name")
                     .withMessageContaining("must contain a hash tag")
                     .withMessageContaining("'{no-hash-tag}'");
         }

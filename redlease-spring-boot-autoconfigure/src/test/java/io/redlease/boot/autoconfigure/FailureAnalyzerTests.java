@@ -51,17 +51,6 @@ class FailureAnalyzerTests {
     }
 
     @Test
-    void aMissingConnectionFactoryIsExplained() {
-        FailureAnalysis analysis =
-                new MissingRedisConnectionFactoryFailureAnalyzer()
-                        .analyze(new MissingRedisConnectionFactoryException());
-        assertThat(analysis.getDescription()).contains("no RedisConnectionFactory bean");
-        assertThat(analysis.getAction())
-                .contains("spring-boot-starter-data-redis")
-                .contains("redlease.enabled=false");
-    }
-
-    @Test
     void anUnknownElectionNamesTheMethodAndTheKnownIds() {
         LettuceConnectionFactory factory = new LettuceConnectionFactory();
         factory.afterPropertiesSet();

@@ -17,6 +17,7 @@ import io.redlease.core.ElectorConfig;
 import io.redlease.core.LeaderTask;
 import io.redlease.core.LeadershipContext;
 import io.redlease.core.Observer;
+import io.redlease.core.annotation.LeaderOnly;
 import io.redlease.core.annotation.LeaderOnlyAnnotationBeanPostProcessor;
 import io.redlease.test.RedisExtension;
 import io.redlease.test.RedisServer;
@@ -28,13 +29,19 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.beans.factory.NoSuchBeanDefinitionException;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /** Conditions and bean wiring of the redlease auto-configurations, against a real Redis. */
@@ -117,36 +124,38 @@ class RedleaseAutoConfigurationTests {
     }
 
     @Test
-    void runWithABadTimingFailsNamingTheProperty() {
+    void runWithABadTimingFailsNamingThePropertyTheValueAndTheRule() {
         contextRunner
                 .withPropertyValues("redlease.name=" + name, "redlease.ttl=50ms")
                 .run(
                         context -> {
-                            InvalidRedleasePropertyException failure =
-                                    failure(context.getStartupFailure());
-                            assertThat(failure.property()).isEqualTo("redlease.ttl");
-                            assertThat(failure.rule()).isEqualTo("TTL must be at least 100ms");
+                            InvalidConfigurationPropertyValueException failure =
+                                    invalidValue(context.getStartupFailure());
+                            assertThat(failure.getName()).isEqualTo("redlease.ttl");
+                            assertThat(failure.getValue()).isEqualTo(Duration.ofMillis(50));
+                            assertThat(failure.getReason())
+                                    .startsWith("TTL must be at least 100ms. Set redlease.ttl");
                         });
         contextRunner
                 .withPropertyValues(
                         "redlease.name=" + name, "redlease.ttl=1s", "redlease.renew-interval=600ms")
                 .run(
                         context ->
-                                assertThat(failure(context.getStartupFailure()).property())
+                                assertThat(invalidValue(context.getStartupFailure()).getName())
                                         .isEqualTo("redlease.renew-interval"));
         contextRunner
                 .withPropertyValues(
                         "redlease.name=" + name, "redlease.ttl=1s", "redlease.acquire-interval=-1s")
                 .run(
                         context ->
-                                assertThat(failure(context.getStartupFailure()))
+                                assertThat(invalidValue(context.getStartupFailure()))
                                         .satisfies(
                                                 f -> {
-                                                    assertThat(f.property())
+                                                    assertThat(f.getName())
                                                             .isEqualTo("redlease.acquire-interval");
-                                                    assertThat(f.rule())
-                                                            .isEqualTo(
-                                                                    "negative durations are not valid");
+                                                    assertThat(f.getReason())
+                                                            .startsWith(
+                                                                    "negative durations are not valid.");
                                                 }));
     }
 
@@ -185,7 +194,7 @@ class RedleaseAutoConfigurationTests {
                         "redlease.elections.audit.ttl=10ms")
                 .run(
                         context ->
-                                assertThat(failure(context.getStartupFailure()).property())
+                                assertThat(invalidValue(context.getStartupFailure()).getName())
                                         .isEqualTo("redlease.elections.audit.ttl"));
         contextRunner
                 .withPropertyValues("redlease.name=" + name, "redlease.elections.audit.ttl=2s")
@@ -405,17 +414,115 @@ class RedleaseAutoConfigurationTests {
     }
 
     @Test
-    void withoutARedisConnectionFactoryStartupFailsSayingSo() {
+    void withoutARedisConnectionFactoryItBacksOff() {
         new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(RedleaseAutoConfiguration.class))
+                .withConfiguration(
+                        AutoConfigurations.of(
+                                RedleaseAutoConfiguration.class, LeaderOnlyAutoConfiguration.class))
                 .withPropertyValues("redlease.name=" + name)
+                .run(
+                        context -> {
+                            assertThat(context).hasNotFailed();
+                            assertThat(context).doesNotHaveBean(Elector.class);
+                        });
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class TwoConnectionFactories {
+
+        static LettuceConnectionFactory factory(RedisServer server) {
+            return new LettuceConnectionFactory(
+                    new RedisStandaloneConfiguration(server.host(), server.port()));
+        }
+    }
+
+    @Test
+    void withTwoConnectionFactoriesItBacksOff() {
+        contextRunner
+                .withPropertyValues("redlease.name=" + name)
+                .withBean("first", LettuceConnectionFactory.class, () -> factory())
+                .withBean("second", LettuceConnectionFactory.class, () -> factory())
+                .run(
+                        context -> {
+                            assertThat(context).hasNotFailed();
+                            assertThat(context).doesNotHaveBean(Elector.class);
+                            assertThat(context).doesNotHaveBean(RedleaseHealthIndicator.class);
+                        });
+    }
+
+    @Test
+    void withTwoConnectionFactoriesItUsesThePrimaryOne() {
+        contextRunner
+                .withPropertyValues("redlease.name=" + name)
+                .withBean("first", LettuceConnectionFactory.class, () -> factory())
+                .withBean(
+                        "second",
+                        LettuceConnectionFactory.class,
+                        () -> factory(),
+                        definition -> definition.setPrimary(true))
+                .run(
+                        context -> {
+                            assertThat(context).hasSingleBean(Elector.class);
+                            await().until(context.getBean(Elector.class)::isLeader);
+                        });
+    }
+
+    static class LeaderOnlyJob {
+
+        @LeaderOnly
+        public void run() {}
+    }
+
+    @Test
+    void leaderOnlyMethodsWithoutElectionsFailStartupInsteadOfRunningEverywhere() {
+        contextRunner
+                .withPropertyValues("redlease.name=" + name)
+                .withBean("first", LettuceConnectionFactory.class, () -> factory())
+                .withBean("second", LettuceConnectionFactory.class, () -> factory())
+                .withBean(LeaderOnlyJob.class)
                 .run(
                         context ->
                                 assertThat(context)
                                         .getFailure()
                                         .rootCause()
-                                        .isInstanceOf(
-                                                MissingRedisConnectionFactoryException.class));
+                                        .isInstanceOf(NoSuchBeanDefinitionException.class)
+                                        .hasMessageContaining(Elections.class.getName()));
+    }
+
+    private LettuceConnectionFactory factory() {
+        return TwoConnectionFactories.factory(server);
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class UserHealthIndicator {
+
+        @Bean
+        RedleaseHealthIndicator myHealth(Elections elections) {
+            return new RedleaseHealthIndicator(elections);
+        }
+    }
+
+    @Test
+    void theHealthIndicatorBacksOffForAUserIndicatorOfItsType() {
+        contextRunner
+                .withPropertyValues("redlease.name=" + name)
+                .withUserConfiguration(UserHealthIndicator.class)
+                .run(
+                        context -> {
+                            assertThat(context).hasSingleBean(RedleaseHealthIndicator.class);
+                            assertThat(context).hasBean("myHealth");
+                        });
+    }
+
+    @Test
+    void theHealthIndicatorBacksOffForAUserContributorOfItsName() {
+        contextRunner
+                .withPropertyValues("redlease.name=" + name)
+                .withBean(
+                        "redleaseHealthContributor",
+                        HealthIndicator.class,
+                        () -> () -> Health.up().build())
+                .run(context -> assertThat(context).doesNotHaveBean(RedleaseHealthIndicator.class));
     }
 
     @Test
@@ -449,6 +556,18 @@ class RedleaseAutoConfigurationTests {
                                                     }
                                                 }))
                 .run(context -> await().until(() -> !tokens.isEmpty()));
+    }
+
+    private static InvalidConfigurationPropertyValueException invalidValue(
+            Throwable startupFailure) {
+        Throwable cause = startupFailure;
+        while (cause != null && !(cause instanceof InvalidConfigurationPropertyValueException)) {
+            cause = cause.getCause();
+        }
+        assertThat(cause)
+                .as("InvalidConfigurationPropertyValueException in %s", startupFailure)
+                .isNotNull();
+        return (InvalidConfigurationPropertyValueException) cause;
     }
 
     private static InvalidRedleasePropertyException failure(Throwable startupFailure) {

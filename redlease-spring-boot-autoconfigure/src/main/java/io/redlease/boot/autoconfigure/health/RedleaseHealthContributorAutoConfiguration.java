@@ -11,7 +11,12 @@ import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEn
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.context.annotation.Bean;
 
-/** Auto-configuration of the {@code redlease} health contributor, when Boot's health is present. */
+/**
+ * Auto-configuration of the {@code redlease} health contributor, when Boot's health is present.
+ *
+ * <p>It backs off when the application defines its own {@link RedleaseHealthIndicator}, or a bean
+ * named {@code redleaseHealthIndicator} or {@code redleaseHealthContributor}.
+ */
 @AutoConfiguration(after = RedleaseAutoConfiguration.class)
 @ConditionalOnClass({AbstractHealthIndicator.class, RedleaseHealthIndicator.class})
 @ConditionalOnBean(Elections.class)
@@ -19,7 +24,9 @@ import org.springframework.context.annotation.Bean;
 public final class RedleaseHealthContributorAutoConfiguration {
 
     @Bean
-    @ConditionalOnMissingBean(name = "redleaseHealthIndicator")
+    @ConditionalOnMissingBean(
+            value = RedleaseHealthIndicator.class,
+            name = {"redleaseHealthIndicator", "redleaseHealthContributor"})
     RedleaseHealthIndicator redleaseHealthIndicator(Elections elections) {
         return new RedleaseHealthIndicator(elections);
     }

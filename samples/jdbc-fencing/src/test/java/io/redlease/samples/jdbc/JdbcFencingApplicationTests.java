@@ -3,9 +3,10 @@ package io.redlease.samples.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.redlease.boot.test.RedleaseTester;
+import io.redlease.boot.test.TestRedis;
 import io.redlease.core.Elector;
-import io.redlease.test.RedisServer;
-import io.redlease.test.RedisServers;
+import io.redlease.core.Term;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -19,6 +20,7 @@ import org.springframework.test.context.DynamicPropertySource;
  * the leader's writes apply, a stale token's update and upsert change nothing.
  */
 @SpringBootTest(properties = "sample.interval=50ms")
+@TestRedis
 class JdbcFencingApplicationTests {
 
     private static final String TABLE = "fenced_state_test_" + System.nanoTime();
@@ -27,14 +29,13 @@ class JdbcFencingApplicationTests {
 
     @DynamicPropertySource
     static void services(DynamicPropertyRegistry registry) {
-        RedisServer server = RedisServers.shared();
-        registry.add("spring.data.redis.host", server::host);
-        registry.add("spring.data.redis.port", server::port);
         registry.add("redlease.name", () -> "{jdbc-test-" + System.nanoTime() + "}");
         registry.add("sample.table", () -> TABLE);
     }
 
     @Autowired private Elector elector;
+
+    @Autowired private RedleaseTester tester;
 
     @Autowired private FencedState state;
 
@@ -52,12 +53,25 @@ class JdbcFencingApplicationTests {
 
     @Test
     void theLeaderWritesUnderItsToken() {
-        await().until(elector::isLeader);
-        long token = elector.token().getAsLong();
+        Term term = tester.awaitLeadership();
+        long token = term.token();
         await().until(() -> state.read("leader-status").isPresent());
         FencedState.Row row = state.read("leader-status").orElseThrow();
         assertThat(row.fence()).isEqualTo(token);
         assertThat(row.value()).startsWith(elector.instanceId() + " at ");
+    }
+
+    @Test
+    void aNewTermWritesWithItsNewerToken() {
+        Term first = tester.awaitLeadership();
+        await().until(
+                        () ->
+                                state.read("leader-status").map(FencedState.Row::fence).orElse(0L)
+                                        >= first.token());
+        tester.stepDown();
+        Term next = tester.awaitLeadership();
+        assertThat(next.token()).isGreaterThan(first.token());
+        await().until(() -> state.read("leader-status").orElseThrow().fence() == next.token());
     }
 
     @Test

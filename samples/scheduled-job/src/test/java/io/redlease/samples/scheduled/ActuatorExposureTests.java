@@ -1,11 +1,10 @@
 package io.redlease.samples.scheduled;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
+import io.redlease.boot.test.RedleaseTester;
+import io.redlease.boot.test.TestRedis;
 import io.redlease.core.Elector;
-import io.redlease.test.RedisServer;
-import io.redlease.test.RedisServers;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -18,23 +17,24 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 /**
- * Over HTTP: the status page, the health and the redlease endpoint read; resigning is refused while
- * the endpoint keeps its default read-only access, although the endpoint is exposed.
+ * Over HTTP: the status page, the health and the redlease endpoint read (404 for an unknown
+ * election); resigning is refused while the endpoint keeps its default read-only access, although
+ * the endpoint is exposed.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+@TestRedis
 class ActuatorExposureTests {
 
     @DynamicPropertySource
-    static void redis(DynamicPropertyRegistry registry) {
-        RedisServer server = RedisServers.shared();
-        registry.add("spring.data.redis.host", server::host);
-        registry.add("spring.data.redis.port", server::port);
+    static void election(DynamicPropertyRegistry registry) {
         registry.add("redlease.name", () -> "{reports-http-" + System.nanoTime() + "}");
     }
 
     @LocalServerPort private int port;
 
     @Autowired private Elector elector;
+
+    @Autowired private RedleaseTester tester;
 
     private final HttpClient http = HttpClient.newHttpClient();
 
@@ -49,13 +49,16 @@ class ActuatorExposureTests {
 
     @Test
     void readsWorkAndResigningIsNotExposedByDefault() throws Exception {
-        await().until(elector::isLeader);
+        tester.awaitLeadership();
         HttpResponse<String> status = send("GET", "/status");
         assertThat(status.statusCode()).isEqualTo(200);
         assertThat(status.body()).contains("\"role\":\"leader\"");
 
         HttpResponse<String> health = send("GET", "/actuator/health");
         assertThat(health.body()).contains("\"redlease\"").contains("\"role\":\"leader\"");
+
+        HttpResponse<String> unknown = send("GET", "/actuator/redlease/no-such-election");
+        assertThat(unknown.statusCode()).isEqualTo(404);
 
         HttpResponse<String> read = send("GET", "/actuator/redlease");
         assertThat(read.statusCode()).isEqualTo(200);

@@ -5,9 +5,9 @@ import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.redlease.boot.metrics.RedleaseMetrics;
+import io.redlease.boot.test.RedleaseTester;
+import io.redlease.boot.test.TestRedis;
 import io.redlease.core.Elector;
-import io.redlease.test.RedisServer;
-import io.redlease.test.RedisServers;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -27,19 +27,19 @@ import org.springframework.test.context.DynamicPropertySource;
             "redlease.ttl=1s",
             "redlease.instance-id=sample-test"
         })
+@TestRedis
 class ScheduledJobApplicationTests {
 
     private static final String NAME = "{reports-test-" + System.nanoTime() + "}";
 
     @DynamicPropertySource
-    static void redis(DynamicPropertyRegistry registry) {
-        RedisServer server = RedisServers.shared();
-        registry.add("spring.data.redis.host", server::host);
-        registry.add("spring.data.redis.port", server::port);
+    static void election(DynamicPropertyRegistry registry) {
         registry.add("redlease.name", () -> NAME);
     }
 
     @Autowired private Elector elector;
+
+    @Autowired private RedleaseTester tester;
 
     @Autowired private ReportPublisher publisher;
 
@@ -74,10 +74,10 @@ class ScheduledJobApplicationTests {
     @Test
     void aPublishWithASupersededTokenIsRejected() {
         await().until(() -> publisher.lastPublished() >= 1);
-        long token = elector.token().getAsLong();
-        // Another term is elected somewhere (here: the mark is raised by hand), while this
-        // leader is still building its report under the old token.
-        redis.opsForValue().set(NAME + ":fence:applied", Long.toString(token + 1));
+        long token = tester.awaitLeadership().token();
+        // A newer term starts elsewhere while this leader is still building its report under
+        // the old token.
+        long newer = tester.startNewerTerm();
         await().until(
                         () ->
                                 meters.get(RedleaseMetrics.FENCE_WRITES)
@@ -86,14 +86,14 @@ class ScheduledJobApplicationTests {
                                                 .count()
                                         >= 1);
         // The leader notices at its next renewal, steps down and wins a newer term.
-        await().until(() -> elector.token().orElse(0) > token + 1);
+        await().until(() -> elector.token().orElse(0) > newer);
         long before = publisher.lastPublished();
         await().until(() -> publisher.lastPublished() > before);
         List<String[]> published = published();
         long lastToken = 0;
         for (int i = 0; i < published.size(); i++) {
             long entryToken = Long.parseLong(published.get(i)[0]);
-            assertThat(entryToken).isGreaterThanOrEqualTo(lastToken).isNotEqualTo(token + 1);
+            assertThat(entryToken).isGreaterThanOrEqualTo(lastToken).isNotEqualTo(newer);
             assertThat(published.get(i)[2]).isEqualTo(Long.toString(i + 1));
             lastToken = entryToken;
         }

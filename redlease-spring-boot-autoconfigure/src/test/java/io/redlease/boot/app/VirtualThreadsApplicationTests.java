@@ -1,0 +1,144 @@
+package io.redlease.boot.app;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.redlease.core.Elector;
+import io.redlease.core.LeadershipContext;
+import io.redlease.core.annotation.LeaderOnly;
+import io.redlease.test.RedisExtension;
+import io.redlease.test.RedisServer;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledForJreRange;
+import org.junit.jupiter.api.condition.JRE;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.scheduling.annotation.Scheduled;
+
+/**
+ * The application with {@code spring.threads.virtual.enabled=true}: the scheduler runs the
+ * leader-only job on virtual threads, where the job writes through its term's fence and is
+ * interrupted when the term ends. Virtual threads need Java 21; CI runs this on Java 25.
+ */
+@ExtendWith(RedisExtension.class)
+@EnabledForJreRange(min = JRE.JAVA_21)
+class VirtualThreadsApplicationTests {
+
+    /**
+     * A leader-only job that writes through the fence, then works until its term ends, recording
+     * its thread and the tokens it wrote and was interrupted in.
+     */
+    static class Probe {
+
+        private final List<Boolean> virtual = new CopyOnWriteArrayList<>();
+
+        private final List<Long> ran = new CopyOnWriteArrayList<>();
+
+        private final List<Long> interrupted = new CopyOnWriteArrayList<>();
+
+        private volatile boolean finished;
+
+        private final LeadershipContext leadership;
+
+        Probe(LeadershipContext leadership) {
+            this.leadership = leadership;
+        }
+
+        @Scheduled(fixedDelay = 10)
+        @LeaderOnly
+        public void work() {
+            if (finished) {
+                return;
+            }
+            long token = leadership.token().orElseThrow();
+            virtual.add(isVirtual(Thread.currentThread()));
+            if (leadership
+                    .requireFencer()
+                    .set(leadership.elector().name() + ":probe", Long.toString(token))) {
+                ran.add(token);
+            }
+            try {
+                // The work lasts until the term ends and interrupts it.
+                Thread.sleep(60_000);
+            } catch (InterruptedException ex) {
+                interrupted.add(token);
+            }
+        }
+
+        // Accessors, since the bean is a proxy (@LeaderOnly) whose own fields are unset.
+
+        public List<Boolean> virtual() {
+            return virtual;
+        }
+
+        public List<Long> ran() {
+            return ran;
+        }
+
+        public List<Long> interrupted() {
+            return interrupted;
+        }
+
+        /** Makes later calls return at once, so that closing the context waits for nothing. */
+        public void finish() {
+            finished = true;
+        }
+
+        /** {@code Thread.isVirtual()}, called reflectively since the code is compiled for 17. */
+        private static boolean isVirtual(Thread thread) {
+            try {
+                return (Boolean) Thread.class.getMethod("isVirtual").invoke(thread);
+            } catch (ReflectiveOperationException ex) {
+                throw new IllegalStateException(ex);
+            }
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class ProbeConfiguration {
+
+        @Bean
+        Probe probe(LeadershipContext leadership) {
+            return new Probe(leadership);
+        }
+    }
+
+    @Test
+    void leaderOnlyWorkRunsOnVirtualThreadsAndIsInterruptedAtTheEndOfItsTerm(RedisServer server) {
+        String name = "redlease-virtual-threads-test:" + System.nanoTime();
+        try (ConfigurableApplicationContext context =
+                new SpringApplicationBuilder(TestApplication.class, ProbeConfiguration.class)
+                        .web(WebApplicationType.NONE)
+                        .properties(
+                                "spring.threads.virtual.enabled=true",
+                                "spring.data.redis.url=" + server.url(),
+                                "redlease.name=" + name,
+                                "redlease.ttl=1s",
+                                "redlease.renew-interval=100ms",
+                                "redlease.acquire-interval=200ms")
+                        .run()) {
+            Elector elector = context.getBean(Elector.class);
+            Probe probe = context.getBean(Probe.class);
+            await().until(elector::isLeader);
+            long token = elector.token().orElseThrow();
+            await().until(() -> probe.ran().contains(token));
+            assertThat(probe.virtual()).isNotEmpty().containsOnly(true);
+
+            assertThat(server.command("GET", name + ":probe")).isEqualTo(Long.toString(token));
+
+            elector.resign();
+            await().until(() -> probe.interrupted().contains(token));
+            await().until(() -> elector.token().orElse(0) > token);
+
+            // Ends the probe's work in the current term too: no call is left to wait for.
+            probe.finish();
+            elector.resign();
+        }
+    }
+}
