@@ -271,6 +271,7 @@ final class Campaign {
                         protocol::acquire,
                         bound,
                         false,
+                        Operation.ACQUIRE,
                         "acquire",
                         (reply, error) -> onAcquireReply(sentAt, reply, error));
     }

@@ -1,5 +1,6 @@
 package io.redlease.core;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.function.Consumer;
 import org.apache.commons.logging.Log;
@@ -37,8 +38,13 @@ final class CompositeObserver implements Observer {
     }
 
     @Override
-    public void onFencedWrite(boolean applied) {
-        each(observer -> observer.onFencedWrite(applied), "onFencedWrite");
+    public void onFencedWrite(boolean applied, Duration duration) {
+        each(observer -> observer.onFencedWrite(applied, duration), "onFencedWrite");
+    }
+
+    @Override
+    public void onRoundTrip(Operation operation, Duration duration, boolean succeeded) {
+        each(observer -> observer.onRoundTrip(operation, duration, succeeded), "onRoundTrip");
     }
 
     private void each(Consumer<Observer> callback, String method) {

@@ -1,5 +1,6 @@
 package io.redlease.core;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 
@@ -47,7 +48,8 @@ public final class Fencer {
      *     mark
      */
     public boolean set(String key, String value) {
-        return verdict(protocol.set(token, key, value));
+        long start = System.nanoTime();
+        return verdict(protocol.set(token, key, value), start);
     }
 
     /**
@@ -58,7 +60,8 @@ public final class Fencer {
      *     mark
      */
     public boolean hset(String key, String field, String value) {
-        return verdict(protocol.hset(token, key, field, value));
+        long start = System.nanoTime();
+        return verdict(protocol.hset(token, key, field, value), start);
     }
 
     /**
@@ -82,11 +85,13 @@ public final class Fencer {
      * @throws org.springframework.dao.DataAccessException if Redis fails or the body errors
      */
     public boolean eval(String body, List<String> keys, String... args) {
-        return verdict(protocol.eval(token, body, keys, args));
+        long start = System.nanoTime();
+        return verdict(protocol.eval(token, body, keys, args), start);
     }
 
-    private boolean verdict(boolean applied) {
-        observer.onFencedWrite(applied);
+    private boolean verdict(boolean applied, long start) {
+        observer.onFencedWrite(
+                applied, token < 1 ? Duration.ZERO : Duration.ofNanos(System.nanoTime() - start));
         return applied;
     }
 

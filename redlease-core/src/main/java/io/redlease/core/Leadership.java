@@ -132,6 +132,7 @@ final class Leadership {
                         () -> campaign.protocol.renew(token),
                         Math.min(campaign.renewInterval, budget),
                         true,
+                        Operation.RENEW,
                         "renew",
                         (extended, error) -> onRenewReply(lease, sentAt, extended, error));
     }
@@ -299,6 +300,7 @@ final class Leadership {
                         () -> campaign.protocol.release(token),
                         campaign.renewInterval,
                         true,
+                        Operation.RELEASE,
                         "release",
                         (released, error) -> {
                             if (error != null) {

@@ -1,5 +1,6 @@
 package io.redlease.core;
 
+import java.time.Duration;
 import java.util.List;
 
 /**
@@ -69,6 +70,30 @@ public interface Observer {
      * @param applied whether the write was applied; false means the token was stale
      */
     default void onFencedWrite(boolean applied) {}
+
+    /**
+     * Called after each fenced write that reached a verdict, on the writing thread, with the time
+     * it took (zero when a token below 1 was refused without a round trip). The default calls
+     * {@link #onFencedWrite(boolean)}.
+     *
+     * @param applied whether the write was applied; false means the token was stale
+     * @param duration how long the write took, round trip included
+     */
+    default void onFencedWrite(boolean applied, Duration duration) {
+        onFencedWrite(applied);
+    }
+
+    /**
+     * Called after each of the engine's round trips to Redis: an acquire (and a replica
+     * acknowledgement, as part of acquiring), a renewal or a release, with how long it took; one
+     * the engine stopped waiting for counts as failed, with the time it waited. Delivered in order
+     * with the other callbacks.
+     *
+     * @param operation the round trip's operation
+     * @param duration from sending the request to the reply, the failure or the bound
+     * @param succeeded whether a reply came (a refusal, such as a lost lease, is a reply)
+     */
+    default void onRoundTrip(Operation operation, Duration duration, boolean succeeded) {}
 
     /**
      * Combines observers into one that notifies each in turn, isolating their failures.

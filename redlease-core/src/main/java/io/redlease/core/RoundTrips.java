@@ -1,5 +1,7 @@
 package io.redlease.core;
 
+import io.redlease.core.Observer.Operation;
+import java.time.Duration;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -40,9 +42,11 @@ final class RoundTrips {
             Supplier<CompletableFuture<T>> roundTrip,
             long timeoutNanos,
             boolean cancel,
+            Operation operation,
             String what,
             BiConsumer<@Nullable T, @Nullable Throwable> next) {
         long id = ++sequence;
+        long sentAt = System.nanoTime();
         awaited = id;
         CompletableFuture<T> reply;
         try {
@@ -53,13 +57,31 @@ final class RoundTrips {
         CompletableFuture<T> sent = reply;
         ScheduledFuture<?> bound =
                 campaign.schedule(
-                        () -> deliver(id, sent, timeoutNanos, cancel, what, next), timeoutNanos);
+                        () ->
+                                deliver(
+                                        id,
+                                        sent,
+                                        sentAt,
+                                        timeoutNanos,
+                                        cancel,
+                                        operation,
+                                        what,
+                                        next),
+                        timeoutNanos);
         sent.whenComplete(
                 (value, error) ->
                         campaign.execute(
                                 () -> {
                                     bound.cancel(false);
-                                    deliver(id, sent, timeoutNanos, cancel, what, next);
+                                    deliver(
+                                            id,
+                                            sent,
+                                            sentAt,
+                                            timeoutNanos,
+                                            cancel,
+                                            operation,
+                                            what,
+                                            next);
                                 }));
         return sent;
     }
@@ -72,8 +94,10 @@ final class RoundTrips {
     private <T> void deliver(
             long id,
             CompletableFuture<T> reply,
+            long sentAt,
             long timeoutNanos,
             boolean cancel,
+            Operation operation,
             String what,
             BiConsumer<@Nullable T, @Nullable Throwable> next) {
         if (awaited != id) {
@@ -105,6 +129,10 @@ final class RoundTrips {
             }
         }
         campaign.elector.recordRoundTrip(failure);
+        Duration took = Duration.ofNanos(System.nanoTime() - sentAt);
+        boolean succeeded = failure == null;
+        Observer observer = campaign.elector.observer();
+        campaign.notify("onRoundTrip", () -> observer.onRoundTrip(operation, took, succeeded));
         next.accept(failure == null ? value : null, failure);
     }
 }

@@ -35,6 +35,7 @@ final class WonTerms {
                                                         config.replicaAcknowledgementTimeout())),
                         campaign.acquireTimeout,
                         true,
+                        Operation.ACQUIRE,
                         "replica acknowledgement",
                         (acknowledged, error) -> {
                             if (acknowledged != null && acknowledged < 0) {
@@ -74,6 +75,7 @@ final class WonTerms {
                         () -> campaign.protocol.release(token),
                         campaign.renewInterval,
                         true,
+                        Operation.RELEASE,
                         "release",
                         (released, releaseError) -> campaign.sleep(delay));
     }
@@ -85,6 +87,7 @@ final class WonTerms {
                         () -> campaign.protocol.release(token),
                         campaign.renewInterval,
                         true,
+                        Operation.RELEASE,
                         "release",
                         (released, error) -> campaign.finish());
     }

@@ -26,11 +26,11 @@ import org.springframework.util.function.SingletonSupplier;
  *
  * <p>Needs an {@link Elections} bean. When a bean is created, each annotated method is checked: its
  * election id must exist, and a method that is skipped when not leading must not return a
- * primitive. The advice runs outside advice already on the bean ({@code @Transactional},
- * aspects), so a follower's skipped call opens no transaction; {@code @Async}, applied after it,
- * still hands the call to its executor first, and the check runs on the executing thread. The
- * post-processor runs before {@code @Scheduled} is processed so scheduled calls go through it.
- * Declare it from a {@code static @Bean} method.
+ * primitive. The advice runs outside advice already on the bean ({@code @Transactional}, aspects),
+ * so a follower's skipped call opens no transaction; {@code @Async}, applied after it, still hands
+ * the call to its executor first, and the check runs on the executing thread. The post-processor
+ * runs before {@code @Scheduled} is processed so scheduled calls go through it. Declare it from a
+ * {@code static @Bean} method.
  */
 public class LeaderOnlyAnnotationBeanPostProcessor
         extends AbstractBeanFactoryAwareAdvisingPostProcessor {
