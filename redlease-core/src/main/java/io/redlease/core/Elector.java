@@ -380,6 +380,12 @@ public final class Elector implements AutoCloseable {
         return run != null && run.idleFollower();
     }
 
+    /** Returns the loop thread's executor of the current run, or null when not running. */
+    java.util.concurrent.@Nullable ScheduledExecutorService loop() {
+        Campaign run = campaign.get();
+        return run == null ? null : run.loop;
+    }
+
     LeaseProtocol protocol() {
         return protocol;
     }

@@ -92,7 +92,7 @@ final class LeaseProtocol {
 
     /** Returns whether the runner parks no thread per call in flight. */
     boolean nonBlocking() {
-        return runner instanceof ScriptRunner.Reactive;
+        return !(runner instanceof ScriptRunner.Blocking);
     }
 
     // The state machine's round trips.

@@ -1,15 +1,27 @@
 package io.redlease.core;
 
+import io.lettuce.core.RedisException;
+import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+import org.springframework.dao.DataAccessException;
 import org.springframework.data.redis.RedisConnectionFailureException;
+import org.springframework.data.redis.RedisSystemException;
 import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
+import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnection;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.ReactiveRedisTemplate;
 import org.springframework.data.redis.core.RedisOperations;
 import org.springframework.data.redis.core.script.RedisScript;
@@ -22,10 +34,10 @@ import reactor.core.scheduler.Schedulers;
  * Runs the engine's scripts without blocking the caller: the reply comes as a future. Cancelling
  * the future abandons the call.
  *
- * <p>With a reactive connection factory (Lettuce, Boot's default) a call parks no thread while in
- * flight. With a blocking-only factory (Jedis) calls run on a small bounded pool shared by every
- * elector in the JVM: while Redis hangs, later calls queue behind the ones waiting for it, and the
- * engine's own deadlines still end every wait on time.
+ * <p>With Lettuce (Boot's default) a call parks no thread while in flight. With a blocking-only
+ * factory (Jedis) calls run on a small bounded pool shared by every elector in the JVM: while Redis
+ * hangs, later calls queue behind the ones waiting for it, and the engine's own deadlines still end
+ * every wait on time.
  */
 interface ScriptRunner {
 
@@ -38,12 +50,139 @@ interface ScriptRunner {
      */
     <T> CompletableFuture<T> run(RedisScript<T> script, List<String> keys, List<String> args);
 
-    /** Returns the runner for the given operations: reactive when their factory allows it. */
+    /**
+     * Returns the runner for the given operations: Lettuce's asynchronous API on the factory's
+     * shared connection (Boot's default), the reactive API for other reactive factories (Lettuce
+     * with a pool), else the blocking pool.
+     */
     static ScriptRunner of(RedisOperations<String, String> redis, RedisConnectionFactory factory) {
+        if (factory instanceof LettuceConnectionFactory lettuce
+                && lettuce.getShareNativeConnection()) {
+            return new Async(lettuce);
+        }
         if (factory instanceof ReactiveRedisConnectionFactory) {
             return Reactive.of(factory);
         }
         return new Blocking(redis);
+    }
+
+    /**
+     * Runs scripts with Lettuce's asynchronous API on the connection factory's shared connection,
+     * the one its templates use: EVALSHA, then EVAL when the server does not know the script.
+     *
+     * <p>Opening the shared connection waits for the server, so until the runner has it, calls
+     * fetch it on the blocking pool: a server that does not answer the handshake never holds a loop
+     * thread. A closed connection is dropped and fetched again.
+     */
+    final class Async implements ScriptRunner {
+
+        private final LettuceConnectionFactory factory;
+
+        private volatile @Nullable RedisClusterAsyncCommands<byte[], byte[]> commands;
+
+        Async(LettuceConnectionFactory factory) {
+            this.factory = factory;
+        }
+
+        @Override
+        public <T> CompletableFuture<T> run(
+                RedisScript<T> script, List<String> keys, List<String> args) {
+            RedisClusterAsyncCommands<byte[], byte[]> current = commands;
+            CompletableFuture<T> reply =
+                    current != null
+                            ? send(current, script, keys, args)
+                            : Blocking.supply(this::connect)
+                                    .thenCompose(connected -> send(connected, script, keys, args));
+            return cancels(
+                    reply.handle(
+                            (value, error) -> {
+                                if (error == null) {
+                                    return value;
+                                }
+                                throw translate(error);
+                            }),
+                    reply);
+        }
+
+        /** Makes cancelling {@code downstream} cancel {@code upstream}, and so the command. */
+        private static <T> CompletableFuture<T> cancels(
+                CompletableFuture<T> downstream, CompletableFuture<?> upstream) {
+            downstream.whenComplete(
+                    (value, error) -> {
+                        if (downstream.isCancelled()) {
+                            upstream.cancel(true);
+                        }
+                    });
+            return downstream;
+        }
+
+        private RedisClusterAsyncCommands<byte[], byte[]> connect() {
+            try (RedisConnection connection = factory.getConnection()) {
+                RedisClusterAsyncCommands<byte[], byte[]> shared =
+                        ((LettuceConnection) connection).getNativeConnection();
+                commands = shared;
+                return shared;
+            }
+        }
+
+        @SuppressWarnings("unchecked")
+        private <T> CompletableFuture<T> send(
+                RedisClusterAsyncCommands<byte[], byte[]> commands,
+                RedisScript<T> script,
+                List<String> keys,
+                List<String> args) {
+            ScriptOutputType type =
+                    List.class.isAssignableFrom(script.getResultType())
+                            ? ScriptOutputType.MULTI
+                            : ScriptOutputType.INTEGER;
+            byte[][] keyBytes = bytes(keys);
+            byte[][] argBytes = bytes(args);
+            CompletableFuture<Object> reply =
+                    commands.evalsha(script.getSha1(), type, keyBytes, argBytes)
+                            .toCompletableFuture();
+            return (CompletableFuture<T>)
+                    cancels(
+                            reply.exceptionallyCompose(
+                                    error ->
+                                            unwrap(error) instanceof RedisNoScriptException
+                                                    ? commands.eval(
+                                                                    script.getScriptAsString(),
+                                                                    type,
+                                                                    keyBytes,
+                                                                    argBytes)
+                                                            .toCompletableFuture()
+                                                    : CompletableFuture.failedFuture(error)),
+                            reply);
+        }
+
+        private RuntimeException translate(Throwable error) {
+            Throwable cause = unwrap(error);
+            if (cause instanceof RuntimeException runtime) {
+                DataAccessException translated = factory.translateExceptionIfPossible(runtime);
+                if (translated instanceof RedisConnectionFailureException
+                        || cause instanceof RedisException && !factory.isRunning()) {
+                    commands = null;
+                }
+                return translated != null ? translated : runtime;
+            }
+            return new RedisSystemException("redlease: script failed", cause);
+        }
+
+        private static Throwable unwrap(Throwable error) {
+            Throwable cause = error;
+            while (cause instanceof CompletionException && cause.getCause() != null) {
+                cause = cause.getCause();
+            }
+            return cause;
+        }
+
+        private static byte[][] bytes(List<String> values) {
+            byte[][] bytes = new byte[values.size()][];
+            for (int i = 0; i < bytes.length; i++) {
+                bytes[i] = values.get(i).getBytes(StandardCharsets.UTF_8);
+            }
+            return bytes;
+        }
     }
 
     /**

@@ -106,6 +106,49 @@ class ElectorFaultTests {
     }
 
     @Test
+    void theWatchdogEndsATermAtItsDeadlineWhileItsLoopIsHeldUp(RedisServer server)
+            throws Exception {
+        Recorder recorder = new Recorder();
+        Elector elector =
+                elector(
+                        templates.on(server),
+                        "a",
+                        Duration.ofSeconds(1),
+                        Duration.ofMillis(100),
+                        recorder);
+        elector.start();
+        recorder.await("elected", 1);
+        Term term = elector.term().orElseThrow();
+        java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        // Hold up the election's own loop, as a defect in the engine would.
+        elector.loop()
+                .execute(
+                        () -> {
+                            held.countDown();
+                            try {
+                                release.await(10, TimeUnit.SECONDS);
+                            } catch (InterruptedException ex) {
+                                Thread.currentThread().interrupt();
+                            }
+                        });
+        assertThat(held.await(5, TimeUnit.SECONDS)).isTrue();
+        try {
+            await().atMost(Duration.ofSeconds(3)).until(() -> !term.isActive());
+            assertThat(term.endReason()).contains(StepDownReason.EXPIRED);
+            assertThat(elector.isLeader()).isFalse();
+            assertThat(Duration.ofNanos(term.endedAtNanos() - term.deadlineNanos()))
+                    .as("ended at its deadline")
+                    .isLessThan(Duration.ofMillis(500));
+        } finally {
+            release.countDown();
+        }
+        // Once its loop runs again the elector releases, reports and contends again.
+        assertThat(recorder.await("steppedDown", 1).detail()).isEqualTo(StepDownReason.EXPIRED);
+        recorder.await("elected", 2);
+    }
+
+    @Test
     void anUnexpectedErrorInTheEngineEndsTheTermAndTheElectorContendsAgain(RedisServer server) {
         AtomicBoolean breakClock = new AtomicBoolean();
         LongSupplier clock =

@@ -11,7 +11,8 @@ import org.springframework.boot.health.contributor.Health;
 
 /**
  * Health of the application's elections: UP while every running elector reaches Redis, whether it
- * leads or follows; DOWN while the last round trip of one of them failed.
+ * leads or follows; DOWN while the last round trip of one of them failed, or while one leads past
+ * its local deadline (the watchdog ends such a term within moments).
  *
  * <p>Details, per election id: the election name, this instance's id, its role ({@code leader},
  * {@code follower} or {@code stopped}) and, when leading, the token; when Redis cannot be reached,
@@ -44,6 +45,10 @@ public class RedleaseHealthIndicator extends AbstractHealthIndicator {
             election.put("instanceId", elector.instanceId());
             election.put("role", role(elector));
             elector.token().ifPresent(token -> election.put("token", token));
+            if (elector.isPastDeadline()) {
+                down = true;
+                election.put("pastDeadline", true);
+            }
             Optional<Throwable> failure = elector.redisFailure();
             if (failure.isPresent()) {
                 down = true;
