@@ -56,12 +56,20 @@ enum Database {
         this.lockWaits = lockWaits;
     }
 
+    /** Returns the JDBC URL (a new in-memory database each time for H2). */
+    String url() {
+        String url = System.getProperty(property, defaultUrl);
+        return url.contains("%s") ? String.format(url, UUID.randomUUID()) : url;
+    }
+
+    /** Returns the user name. */
+    String user() {
+        return user;
+    }
+
     /** Returns a data source on the database, after checking that it answers. */
     DataSource dataSource() {
-        String url = System.getProperty(property, defaultUrl);
-        if (url.contains("%s")) {
-            url = String.format(url, UUID.randomUUID());
-        }
+        String url = url();
         SimpleDriverDataSource dataSource = new SimpleDriverDataSource();
         try {
             dataSource.setDriver(DriverManager.getDriver(url));

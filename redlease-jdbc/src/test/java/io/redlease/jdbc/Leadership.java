@@ -23,7 +23,11 @@ final class Leadership implements AutoCloseable {
     private final LettuceConnectionFactory factory;
 
     Leadership(String prefix) {
-        RedisServer server = RedisServers.shared();
+        this(RedisServers.shared(), prefix + "-" + Long.toHexString(System.nanoTime()));
+    }
+
+    /** An elector for an election name shared with another process. */
+    Leadership(RedisServer server, String name) {
         factory =
                 new LettuceConnectionFactory(
                         new RedisStandaloneConfiguration(server.host(), server.port()));
@@ -31,10 +35,7 @@ final class Leadership implements AutoCloseable {
         factory.start();
         elector =
                 new Elector(
-                        factory,
-                        ElectorConfig.builder(prefix + "-" + Long.toHexString(System.nanoTime()))
-                                .ttl(Duration.ofSeconds(1))
-                                .build());
+                        factory, ElectorConfig.builder(name).ttl(Duration.ofSeconds(1)).build());
         context = new LeadershipContext(Elections.of(elector));
     }
 
