@@ -5,6 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import io.redlease.core.Term;
 import java.time.Duration;
 import java.util.List;
@@ -16,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.slf4j.LoggerFactory;
 import org.springframework.core.Ordered;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
@@ -69,6 +74,12 @@ class TransactionFencingTests {
                                             }));
             Term newer = f.leadership.next(older);
             inTerm(newer, () -> f.tx.execute(status -> stampOnly(f)));
+            Logger logger = (Logger) LoggerFactory.getLogger("io.redlease.jdbc");
+            ListAppender<ILoggingEvent> log = new ListAppender<>();
+            log.start();
+            Level level = logger.getLevel();
+            logger.setLevel(Level.DEBUG);
+            logger.addAppender(log);
             go.countDown();
             assertThatExceptionOfType(ExecutionException.class)
                     .isThrownBy(() -> stale.get(20, TimeUnit.SECONDS))
@@ -82,6 +93,20 @@ class TransactionFencingTests {
                             })
                     .withMessageContaining("token is " + older.token())
                     .withMessageContaining("newer token " + newer.token());
+            logger.detachAppender(log);
+            logger.setLevel(level);
+            assertThat(log.list)
+                    .extracting(ILoggingEvent::getFormattedMessage)
+                    .containsExactly(
+                            "Refused a fenced transaction of election '"
+                                    + f.leadership.name()
+                                    + "': token "
+                                    + older.token()
+                                    + " is older than "
+                                    + newer.token()
+                                    + " in "
+                                    + f.fence.name());
+            assertThat(log.list).extracting(ILoggingEvent::getLevel).containsExactly(Level.DEBUG);
             assertThat(f.orderIds()).isEmpty();
             assertThat(f.ledgerIds()).isEmpty();
             assertThat(f.fenceToken()).isEqualTo(newer.token());
