@@ -11,7 +11,9 @@ import io.redlease.boot.autoconfigure.metrics.RedleaseMetricsAutoConfiguration;
 import io.redlease.boot.metrics.RedleaseMetrics;
 import io.redlease.core.Elector;
 import io.redlease.core.Term;
+import io.redlease.core.annotation.LeaderOnly;
 import io.redlease.jdbc.FenceTable;
+import io.redlease.jdbc.Fenced;
 import io.redlease.jdbc.FencedAnnotationBeanPostProcessor;
 import io.redlease.jdbc.MissingFenceTableException;
 import io.redlease.jdbc.TransactionFencing;
@@ -35,6 +37,7 @@ import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.transaction.annotation.Transactional;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /** Wiring of fenced JDBC transactions, on embedded H2 and the real PostgreSQL, with real Redis. */
@@ -222,6 +225,56 @@ class RedleaseJdbcAutoConfigurationTests {
                             assertThat(jdbc.queryForList("SELECT id FROM work", String.class))
                                     .containsExactly("in-term");
                         });
+    }
+
+    @Test
+    void onAFollowerLeaderOnlySkipsFencedWorkButFenceAllRefusesTheTransactionsItBegan() {
+        contextRunner
+                .withPropertyValues("redlease.auto-startup=false")
+                .withConfiguration(AutoConfigurations.of(LeaderOnlyAutoConfiguration.class))
+                .withBean(Jobs.class)
+                .run(
+                        context -> {
+                            assertThat(context).hasNotFailed();
+                            Jobs jobs = context.getBean(Jobs.class);
+                            jobs.fenced();
+                            jobs.transactional();
+                            assertThat(jobs.runs).isZero();
+                        });
+        contextRunner
+                .withPropertyValues(
+                        "redlease.auto-startup=false", "redlease.jdbc.fence-all-transactions=true")
+                .withBean(Jobs.class)
+                .run(
+                        context -> {
+                            // @Transactional begins before @LeaderOnly decides to skip, and
+                            // fence-all-transactions refuses a transaction begun outside a term
+                            Jobs jobs = context.getBean(Jobs.class);
+                            assertThatExceptionOfType(UnfencedTransactionException.class)
+                                    .isThrownBy(jobs::transactional);
+                            assertThatExceptionOfType(UnfencedTransactionException.class)
+                                    .isThrownBy(jobs::fenced);
+                            assertThat(jobs.runs).isZero();
+                        });
+    }
+
+    /** Leader work annotated both ways. */
+    public static class Jobs {
+
+        int runs;
+
+        @LeaderOnly
+        @Transactional
+        @Fenced
+        public void fenced() {
+            runs++;
+        }
+
+        @LeaderOnly
+        @Transactional
+        public void transactional() {
+            runs++;
+        }
     }
 
     @Test
