@@ -22,6 +22,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+import org.springframework.boot.jdbc.EmbeddedDatabaseConnection;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.transaction.support.AbstractPlatformTransactionManager;
@@ -40,7 +41,7 @@ import org.springframework.transaction.support.AbstractPlatformTransactionManage
             "org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration",
             "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration"
         })
-@ConditionalOnClass({TransactionFencing.class, DataSource.class})
+@ConditionalOnClass({TransactionFencing.class, DataSource.class, EmbeddedDatabaseConnection.class})
 @ConditionalOnBooleanProperty(name = "redlease.enabled", matchIfMissing = true)
 @ConditionalOnSingleCandidate(DataSource.class)
 @ConditionalOnBean(Elections.class)

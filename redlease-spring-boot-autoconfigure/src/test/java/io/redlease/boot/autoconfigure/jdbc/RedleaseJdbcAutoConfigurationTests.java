@@ -192,6 +192,24 @@ class RedleaseJdbcAutoConfigurationTests {
     }
 
     @Test
+    void fenceAllTransactionsWithAnUnknownElectionFailsStartupNamingTheProperty() {
+        contextRunner
+                .withPropertyValues(
+                        "redlease.jdbc.fence-all-transactions=true", "redlease.jdbc.election=nope")
+                .run(
+                        context -> {
+                            assertThat(context).hasFailed();
+                            assertThat(
+                                            findCause(
+                                                    context.getStartupFailure(),
+                                                    InvalidConfigurationPropertyValueException
+                                                            .class))
+                                    .hasMessageContaining("redlease.jdbc.election")
+                                    .hasMessageContaining("nope");
+                        });
+    }
+
+    @Test
     void fenceAllTransactionsFencesTransactionsInATermAndRefusesOthersBeforeTheyRun() {
         contextRunner
                 .withPropertyValues("redlease.jdbc.fence-all-transactions=true")
