@@ -3,7 +3,10 @@ package io.redlease.jdbc;
 import io.redlease.core.Term;
 import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.simple.JdbcClient;
@@ -93,30 +96,26 @@ final class Fixture implements AutoCloseable {
         return fence.token(leadership.name()).orElseThrow();
     }
 
-    /** Runs work asynchronously in the term once {@code go} is released. */
-    static <T> java.util.concurrent.CompletableFuture<T> laterInTerm(
-            Term term, java.util.concurrent.CountDownLatch go, Callable<T> work) {
-        java.util.concurrent.CompletableFuture<T> result =
-                new java.util.concurrent.CompletableFuture<>();
-        java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
+    /**
+     * Enters the term on a new thread at once (a term can only be entered while it is active), then
+     * runs work there once {@code go} is released, possibly after the term ended.
+     */
+    static <T> CompletableFuture<T> laterInTerm(Term term, CountDownLatch go, Callable<T> work) {
+        CompletableFuture<T> result = new CompletableFuture<>();
+        CountDownLatch entered = new CountDownLatch(1);
+        Callable<T> waitThenWork =
+                () -> {
+                    entered.countDown();
+                    if (!go.await(30, TimeUnit.SECONDS)) {
+                        throw new IllegalStateException("not released within 30 s");
+                    }
+                    return work.call();
+                };
         Thread thread =
                 new Thread(
                         () -> {
                             try {
-                                result.complete(
-                                        term.execute(
-                                                () -> {
-                                                    entered.countDown();
-                                                    if (!go.await(
-                                                            30,
-                                                            java.util.concurrent.TimeUnit
-                                                                    .SECONDS)) {
-                                                        throw new IllegalStateException(
-                                                                "not released");
-                                                    }
-                                                    return work.call();
-                                                },
-                                                false));
+                                result.complete(term.execute(waitThenWork, false));
                             } catch (Throwable ex) {
                                 entered.countDown();
                                 result.completeExceptionally(ex);
@@ -125,9 +124,12 @@ final class Fixture implements AutoCloseable {
                         "in-term-" + term.token());
         thread.start();
         try {
-            entered.await(30, java.util.concurrent.TimeUnit.SECONDS);
+            if (!entered.await(30, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("the thread did not enter the term");
+            }
         } catch (InterruptedException ex) {
             Thread.currentThread().interrupt();
+            throw new IllegalStateException(ex);
         }
         return result;
     }

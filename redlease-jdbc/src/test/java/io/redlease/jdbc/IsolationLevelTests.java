@@ -3,12 +3,16 @@ package io.redlease.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.redlease.core.Term;
+import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -47,7 +51,7 @@ class IsolationLevelTests {
             TransactionTemplate tx = new TransactionTemplate(f.transactionManager);
             tx.setIsolationLevel(isolation);
             Term older = f.leadership.lead();
-            java.util.List<String> commits = new CopyOnWriteArrayList<>();
+            List<String> commits = new CopyOnWriteArrayList<>();
             CountDownLatch snapshotTaken = new CountDownLatch(1);
             CountDownLatch newerCommitted = new CountDownLatch(1);
             CompletableFuture<Object> olderTx =
@@ -82,8 +86,8 @@ class IsolationLevelTests {
                                             }));
             // Usually the newer transaction commits now. Under InnoDB's SERIALIZABLE the older
             // one's read holds a shared lock on the fence row, so the newer one waits instead.
-            org.awaitility.Awaitility.await()
-                    .atMost(java.time.Duration.ofSeconds(20))
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(20))
                     .until(
                             () ->
                                     newerTx.isDone()
@@ -123,9 +127,9 @@ class IsolationLevelTests {
         }
     }
 
-    private static final java.util.List<String> outcomes = new CopyOnWriteArrayList<>();
+    private static final List<String> outcomes = new CopyOnWriteArrayList<>();
 
-    @org.junit.jupiter.api.AfterAll
+    @AfterAll
     static void report() {
         outcomes.forEach(System.out::println);
     }
@@ -139,7 +143,7 @@ class IsolationLevelTests {
         }
     }
 
-    private static void recordCommit(java.util.List<String> commits, String id) {
+    private static void recordCommit(List<String> commits, String id) {
         TransactionSynchronizationManager.registerSynchronization(
                 new TransactionSynchronization() {
                     @Override
