@@ -60,6 +60,16 @@ public final class LeadershipContext {
         return bound != null ? Optional.of(bound) : elector.term();
     }
 
+    /**
+     * Returns the term bound to the calling thread only: the term of the enclosing {@code
+     * LeaderOnly} method, leader task or {@link Term#execute} call, or empty outside them (even
+     * while this instance leads). For resources that must be written from within a term, such as
+     * fenced database transactions.
+     */
+    public Optional<Term> boundTerm() {
+        return Optional.ofNullable(BoundTerms.of(elector()));
+    }
+
     /** Returns the fencer of {@link #term()}, or empty when not leading. */
     public Optional<Fencer> fencer() {
         return term().map(Term::fencer);

@@ -29,7 +29,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>{@value #ERRORS}: counter of handled errors, tag {@value #TAG_OPERATION} (acquire, renew,
  *       release, task);
  *   <li>{@value #FENCE_WRITES}: counter of fenced writes, tag {@value #TAG_RESULT} (applied,
- *       rejected).
+ *       rejected) and tag {@value #TAG_STORE}: {@value #STORE_REDIS} for writes through the {@code
+ *       Fencer}, {@value #STORE_JDBC} for fenced JDBC transactions (registered once {@link
+ *       #fencedWrite} reports the store).
  * </ul>
  */
 public final class RedleaseMetrics implements MeterBinder {
@@ -61,6 +63,15 @@ public final class RedleaseMetrics implements MeterBinder {
     /** Tag of {@value #FENCE_WRITES}: applied or rejected. */
     public static final String TAG_RESULT = "result";
 
+    /** Tag of {@value #FENCE_WRITES}: the fenced store. */
+    public static final String TAG_STORE = "store";
+
+    /** Store of writes through the {@code Fencer}. */
+    public static final String STORE_REDIS = "redis";
+
+    /** Store of fenced JDBC transactions. */
+    public static final String STORE_JDBC = "jdbc";
+
     private final Map<String, ElectionMeters> elections = new ConcurrentHashMap<>();
 
     private final List<MeterRegistry> registries = new CopyOnWriteArrayList<>();
@@ -77,10 +88,48 @@ public final class RedleaseMetrics implements MeterBinder {
         return meters;
     }
 
+    /**
+     * Counts a fenced write to a store other than Redis (Redis writes arrive through the observer);
+     * the first report of a store registers its applied and rejected counters.
+     *
+     * @param electionName the election name
+     * @param store the store, such as {@value #STORE_JDBC}
+     * @param applied whether the write was applied (false: rejected as stale)
+     */
+    public void fencedWrite(String electionName, String store, boolean applied) {
+        FenceCounts counts = store(electionName, store);
+        (applied ? counts.applied : counts.rejected).incrementAndGet();
+    }
+
+    /**
+     * Registers the {@value #FENCE_WRITES} counters of a store for an election, at zero, before its
+     * first write.
+     *
+     * @param electionName the election name
+     * @param store the store, such as {@value #STORE_JDBC}
+     */
+    public void registerStore(String electionName, String store) {
+        store(electionName, store);
+    }
+
+    private FenceCounts store(String electionName, String store) {
+        return elections
+                .computeIfAbsent(electionName, ElectionMeters::new)
+                .store(store, registries);
+    }
+
     @Override
     public void bindTo(MeterRegistry registry) {
         registries.add(registry);
         elections.values().forEach(meters -> meters.register(registry));
+    }
+
+    /** Applied and rejected fenced writes to one store. */
+    private static final class FenceCounts {
+
+        final AtomicLong applied = new AtomicLong();
+
+        final AtomicLong rejected = new AtomicLong();
     }
 
     /** The counts of one election, registered with each registry as function meters. */
@@ -97,9 +146,7 @@ public final class RedleaseMetrics implements MeterBinder {
 
         private final Map<Operation, AtomicLong> errors = new EnumMap<>(Operation.class);
 
-        private final AtomicLong applied = new AtomicLong();
-
-        private final AtomicLong rejected = new AtomicLong();
+        private final Map<String, FenceCounts> stores = new ConcurrentHashMap<>();
 
         ElectionMeters(String name) {
             this.name = name;
@@ -109,6 +156,29 @@ public final class RedleaseMetrics implements MeterBinder {
             for (Operation operation : Operation.values()) {
                 errors.put(operation, new AtomicLong());
             }
+            stores.put(STORE_REDIS, new FenceCounts());
+        }
+
+        FenceCounts store(String store, List<MeterRegistry> registries) {
+            FenceCounts counts = stores.get(store);
+            if (counts == null) {
+                counts = stores.computeIfAbsent(store, ignored -> new FenceCounts());
+                for (MeterRegistry registry : registries) {
+                    registerFenceWrites(registry, store, counts);
+                }
+            }
+            return counts;
+        }
+
+        private void registerFenceWrites(MeterRegistry registry, String store, FenceCounts counts) {
+            counter(registry, FENCE_WRITES, counts.applied, "Fenced writes", "writes")
+                    .tag(TAG_RESULT, "applied")
+                    .tag(TAG_STORE, store)
+                    .register(registry);
+            counter(registry, FENCE_WRITES, counts.rejected, "Fenced writes", "writes")
+                    .tag(TAG_RESULT, "rejected")
+                    .tag(TAG_STORE, store)
+                    .register(registry);
         }
 
         void register(MeterRegistry registry) {
@@ -133,12 +203,7 @@ public final class RedleaseMetrics implements MeterBinder {
                             counter(registry, ERRORS, count, "Errors the elector handled", "errors")
                                     .tag(TAG_OPERATION, operation.name().toLowerCase(Locale.ROOT))
                                     .register(registry));
-            counter(registry, FENCE_WRITES, applied, "Fenced writes", "writes")
-                    .tag(TAG_RESULT, "applied")
-                    .register(registry);
-            counter(registry, FENCE_WRITES, rejected, "Fenced writes", "writes")
-                    .tag(TAG_RESULT, "rejected")
-                    .register(registry);
+            stores.forEach((store, counts) -> registerFenceWrites(registry, store, counts));
         }
 
         private FunctionCounter.Builder<AtomicLong> counter(
@@ -172,7 +237,8 @@ public final class RedleaseMetrics implements MeterBinder {
 
         @Override
         public void onFencedWrite(boolean wasApplied) {
-            (wasApplied ? applied : rejected).incrementAndGet();
+            FenceCounts redis = stores.get(STORE_REDIS);
+            (wasApplied ? redis.applied : redis.rejected).incrementAndGet();
         }
 
         @Override

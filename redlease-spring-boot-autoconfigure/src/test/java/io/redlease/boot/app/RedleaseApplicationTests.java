@@ -224,6 +224,7 @@ class RedleaseApplicationTests {
                                 a.getBean(MeterRegistry.class)
                                                 .get(RedleaseMetrics.FENCE_WRITES)
                                                 .tag("result", "applied")
+                                                .tag("store", "redis")
                                                 .functionCounter()
                                                 .count()
                                         > 0);

@@ -6,8 +6,9 @@ import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.stereotype.Repository;
 
 /**
- * A table of values, each with the fencing token of the last write: a write applies only if its
- * token is at least the row's.
+ * The hand-written pattern for a store without a Spring transaction (or to fence single rows): a
+ * table of values, each with the fencing token of the last write, where a write applies only if its
+ * token is at least the row's. {@link Settlements} shows the usual way, {@code @Fenced}.
  *
  * <pre>
  * CREATE TABLE fenced_state (id text PRIMARY KEY, value text NOT NULL, fence bigint NOT NULL)

@@ -5,8 +5,9 @@ import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.scheduling.annotation.EnableScheduling;
 
 /**
- * The leader keeps a row in PostgreSQL up to date. Redis cannot check writes to another store, so
- * the term's token is checked by the database itself, in the same statement as the write.
+ * The leader settles credits into two PostgreSQL tables through JPA. Redis cannot check writes to
+ * another store, so each transaction is fenced by the database itself: redlease-jdbc stamps the
+ * term's token into the fence table at commit, and a stale term's transaction is rolled back.
  */
 @SpringBootApplication
 @EnableScheduling

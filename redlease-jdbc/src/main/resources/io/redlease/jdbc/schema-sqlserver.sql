@@ -1,0 +1,7 @@
+-- redlease fence table for SQL Server: one row per election, holding the newest term token that
+-- committed a fenced transaction and how many fenced transactions committed.
+CREATE TABLE redlease_fence (
+    name NVARCHAR(200) NOT NULL PRIMARY KEY,
+    token BIGINT NOT NULL,
+    stamps BIGINT NOT NULL
+);

@@ -1,0 +1,78 @@
+package io.redlease.boot.autoconfigure.jdbc;
+
+import io.redlease.jdbc.FenceTable;
+import org.jspecify.annotations.Nullable;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.sql.init.DatabaseInitializationMode;
+
+/** Settings of fenced JDBC transactions ({@code redlease.jdbc.*}). */
+@ConfigurationProperties("redlease.jdbc")
+public class RedleaseJdbcProperties {
+
+    /**
+     * When to create the fence table if it is missing: embedded (only for an embedded database),
+     * always, or never (a missing table fails startup).
+     */
+    private DatabaseInitializationMode initializeSchema = DatabaseInitializationMode.EMBEDDED;
+
+    /** Name of the fence table, optionally schema-qualified. */
+    private String tableName = FenceTable.DEFAULT_NAME;
+
+    /**
+     * Database platform whose schema script creates the fence table (postgresql, mysql, h2,
+     * sqlserver, oracle); detected from the database when unset.
+     */
+    private @Nullable String platform;
+
+    /**
+     * Whether every read-write transaction on the DataSource is fenced, not only those of
+     * {@code @Fenced} methods.
+     */
+    private boolean fenceAllTransactions;
+
+    /**
+     * Election id whose term fences transactions when fence-all-transactions is on; empty for the
+     * main election.
+     */
+    private String election = "";
+
+    public DatabaseInitializationMode getInitializeSchema() {
+        return initializeSchema;
+    }
+
+    public void setInitializeSchema(DatabaseInitializationMode initializeSchema) {
+        this.initializeSchema = initializeSchema;
+    }
+
+    public String getTableName() {
+        return tableName;
+    }
+
+    public void setTableName(String tableName) {
+        this.tableName = tableName;
+    }
+
+    public @Nullable String getPlatform() {
+        return platform;
+    }
+
+    public void setPlatform(@Nullable String platform) {
+        this.platform = platform;
+    }
+
+    public boolean isFenceAllTransactions() {
+        return fenceAllTransactions;
+    }
+
+    public void setFenceAllTransactions(boolean fenceAllTransactions) {
+        this.fenceAllTransactions = fenceAllTransactions;
+    }
+
+    public String getElection() {
+        return election;
+    }
+
+    public void setElection(String election) {
+        this.election = election;
+    }
+}
