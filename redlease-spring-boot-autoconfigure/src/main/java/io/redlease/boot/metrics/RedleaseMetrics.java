@@ -3,10 +3,13 @@ package io.redlease.boot.metrics;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.redlease.core.Observer;
 import io.redlease.core.StepDownReason;
+import java.time.Duration;
 import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -31,7 +34,12 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>{@value #FENCE_WRITES}: counter of fenced writes, tag {@value #TAG_RESULT} (applied,
  *       rejected) and tag {@value #TAG_STORE}: {@value #STORE_REDIS} for writes through the {@code
  *       Fencer}, {@value #STORE_JDBC} for fenced JDBC transactions (registered once {@link
- *       #fencedWrite} reports the store).
+ *       #fencedWrite} reports the store);
+ *   <li>{@value #REDIS_CALLS}: timer of Redis calls, tag {@value #TAG_OPERATION} (acquire, renew,
+ *       release: the engine's round trips, with tag {@value #TAG_OUTCOME} success or failure, a
+ *       call the engine stopped waiting for counting as a failure; fenced-write: writes through the
+ *       {@code Fencer}, with tag {@value #TAG_OUTCOME} applied or rejected), so Redis slowness
+ *       shows before it costs leadership.
  * </ul>
  */
 public final class RedleaseMetrics implements MeterBinder {
@@ -50,6 +58,12 @@ public final class RedleaseMetrics implements MeterBinder {
 
     /** Counter: fenced writes, by result. */
     public static final String FENCE_WRITES = "redlease.fence.writes";
+
+    /** Timer: Redis calls of the election, by operation and outcome. */
+    public static final String REDIS_CALLS = "redlease.redis.calls";
+
+    /** Tag of {@value #REDIS_CALLS}: success, failure, applied or rejected. */
+    public static final String TAG_OUTCOME = "outcome";
 
     /** Tag: the election name. */
     public static final String TAG_NAME = "name";
@@ -148,6 +162,9 @@ public final class RedleaseMetrics implements MeterBinder {
 
         private final Map<String, FenceCounts> stores = new ConcurrentHashMap<>();
 
+        /** Per registry, the timers by operation and outcome, e.g. {@code renew/success}. */
+        private final List<Map<String, Timer>> timers = new CopyOnWriteArrayList<>();
+
         ElectionMeters(String name) {
             this.name = name;
             for (StepDownReason reason : StepDownReason.values()) {
@@ -204,6 +221,34 @@ public final class RedleaseMetrics implements MeterBinder {
                                     .tag(TAG_OPERATION, operation.name().toLowerCase(Locale.ROOT))
                                     .register(registry));
             stores.forEach((store, counts) -> registerFenceWrites(registry, store, counts));
+            Map<String, Timer> byCall = new HashMap<>();
+            for (String operation : List.of("acquire", "renew", "release")) {
+                for (String outcome : List.of("success", "failure")) {
+                    byCall.put(operation + "/" + outcome, timer(registry, operation, outcome));
+                }
+            }
+            for (String outcome : List.of("applied", "rejected")) {
+                byCall.put("fenced-write/" + outcome, timer(registry, "fenced-write", outcome));
+            }
+            timers.add(byCall);
+        }
+
+        private Timer timer(MeterRegistry registry, String operation, String outcome) {
+            return Timer.builder(REDIS_CALLS)
+                    .tag(TAG_NAME, name)
+                    .tag(TAG_OPERATION, operation)
+                    .tag(TAG_OUTCOME, outcome)
+                    .description("Redis calls of the election, round trip included")
+                    .register(registry);
+        }
+
+        private void record(String call, Duration duration) {
+            for (Map<String, Timer> byCall : timers) {
+                Timer timer = byCall.get(call);
+                if (timer != null) {
+                    timer.record(duration);
+                }
+            }
         }
 
         private FunctionCounter.Builder<AtomicLong> counter(
@@ -236,9 +281,21 @@ public final class RedleaseMetrics implements MeterBinder {
         }
 
         @Override
-        public void onFencedWrite(boolean wasApplied) {
+        public void onFencedWrite(boolean wasApplied, Duration duration) {
             FenceCounts redis = stores.get(STORE_REDIS);
             (wasApplied ? redis.applied : redis.rejected).incrementAndGet();
+            if (!duration.isZero()) {
+                record("fenced-write/" + (wasApplied ? "applied" : "rejected"), duration);
+            }
+        }
+
+        @Override
+        public void onRoundTrip(Operation operation, Duration duration, boolean succeeded) {
+            record(
+                    operation.name().toLowerCase(Locale.ROOT)
+                            + "/"
+                            + (succeeded ? "success" : "failure"),
+                    duration);
         }
 
         @Override

@@ -228,6 +228,29 @@ class RedleaseApplicationTests {
                                                 .functionCounter()
                                                 .count()
                                         > 0);
+        // Timers: the leader's renewals and fenced writes, the follower's acquires.
+        MeterRegistry leader = a.getBean(MeterRegistry.class);
+        MeterRegistry follower = b.getBean(MeterRegistry.class);
+        await().until(() -> calls(leader, "renew", "success") > 0);
+        await().until(() -> calls(leader, "fenced-write", "applied") > 0);
+        await().until(() -> calls(follower, "acquire", "success") > 0);
+        assertThat(
+                        leader.get(RedleaseMetrics.REDIS_CALLS)
+                                .tag("name", name)
+                                .tag("operation", "renew")
+                                .tag("outcome", "success")
+                                .timer()
+                                .totalTime(java.util.concurrent.TimeUnit.NANOSECONDS))
+                .isPositive();
+    }
+
+    private long calls(MeterRegistry registry, String operation, String outcome) {
+        return registry.get(RedleaseMetrics.REDIS_CALLS)
+                .tag("name", name)
+                .tag("operation", operation)
+                .tag("outcome", outcome)
+                .timer()
+                .count();
     }
 
     @Test
