@@ -469,6 +469,15 @@ final class Harness implements AutoCloseable {
         return list.subList(Math.max(0, list.size() - 5), list.size()).toString();
     }
 
+    /** When the first fault whose description starts with {@code what} began. */
+    long faultStart(String what) {
+        return history.faults().stream()
+                .filter(f -> f.what().startsWith(what))
+                .mapToLong(History.Fault::start)
+                .findFirst()
+                .orElseThrow(() -> new IllegalStateException("no fault " + what));
+    }
+
     /** Records a fault injected (and healed) for the figures and the history. */
     void fault(String what, long start, long healed) {
         history.fault(what, start, healed);
@@ -493,8 +502,15 @@ final class Harness implements AutoCloseable {
     Checker.Report check(boolean logComplete) {
         stopAll();
         List<FencedLog.Entry> entries = log.read(control);
+        checkedLog = entries;
+        checkedLogComplete = logComplete;
         return Checker.check(history, entries, logComplete);
     }
+
+    /** The log read by the last {@link #check(boolean)}. */
+    private List<FencedLog.Entry> checkedLog = List.of();
+
+    private boolean checkedLogComplete;
 
     /** Asserts the run is safe: no violation at all. */
     static void assertSafe(Checker.Report report) {
@@ -503,14 +519,40 @@ final class Harness implements AutoCloseable {
         assertThat(report.violations()).as("fencing violations").isEmpty();
     }
 
-    /** Asserts the checker caught the violation a mutant or a documented boundary causes. */
-    static void assertCaught(Checker.Report report, String boundary) {
+    /**
+     * Asserts the checker caught what a mutant or a documented boundary causes, and nothing else:
+     * the rules broken are exactly {@code expected}; every violation is of a write still in flight
+     * or sent at or after {@code faultAt}, or of a term elected after it; and the history that was
+     * over before {@code faultAt} (with the part of the log it wrote) is clean on its own.
+     */
+    void assertCaught(
+            Checker.Report report, String boundary, long faultAt, Checker.Kind... expected) {
         System.out.println(
                 "[redlease-reliability] expected violation (" + boundary + "): " + report);
         Figures.count(
                 "violations caught inside the documented boundary: " + boundary,
                 report.violations().size());
-        assertThat(report.violations()).as("the checker must catch " + boundary).isNotEmpty();
+        assertThat(report.kinds())
+                .as("the rules broken by " + boundary + ": " + report)
+                .containsExactlyInAnyOrder(expected);
+        assertThat(report.violations())
+                .as("violations of " + boundary + " all come after the fault; " + history.summary())
+                .allMatch(v -> v.at() != Long.MIN_VALUE && v.at() - faultAt >= 0);
+        History prefix = history.before(faultAt);
+        java.util.Set<String> written = new java.util.HashSet<>();
+        prefix.writes().forEach(w -> written.add(w.candidate() + "/" + w.token() + "/" + w.seq()));
+        List<FencedLog.Entry> logBefore =
+                checkedLog.stream()
+                        .filter(
+                                e ->
+                                        written.contains(
+                                                e.candidate() + "/" + e.token() + "/" + e.seq()))
+                        .toList();
+        Checker.Report before = Checker.evaluate(prefix, logBefore, checkedLogComplete);
+        assertThat(before.violations())
+                .as("the history before " + boundary + " (" + before + ")")
+                .isEmpty();
+        assertThat(prefix.elections()).as("terms before " + boundary).isNotEmpty();
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.redlease.reliability;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.redlease.reliability.Checker.Kind;
 import io.redlease.test.RedisExtension;
 import io.redlease.test.RedisServer;
 import java.time.Duration;
@@ -123,8 +124,16 @@ class KeySurgeryTests {
             Checker.Report report = harness.check();
             if (counter && mark) {
                 assertThat(firstAfter).isEqualTo(1);
-                Harness.assertCaught(report, "counter and mark both lost");
-                assertThat(report.violations()).anyMatch(v -> v.startsWith("duplicate token"));
+                // Token 1 again: elected twice, written after greater tokens (in the log, in real
+                // time, and after their terms were reported).
+                harness.assertCaught(
+                        report,
+                        "counter and mark both lost",
+                        at,
+                        Kind.DUPLICATE_TOKEN,
+                        Kind.LOG_ORDER,
+                        Kind.REAL_TIME_ORDER,
+                        Kind.STALE_WRITE);
             } else {
                 assertThat(firstAfter).isGreaterThan(maxBefore);
                 Harness.assertSafe(report);
@@ -166,7 +175,16 @@ class KeySurgeryTests {
             Awaitility.await()
                     .atMost(Duration.ofSeconds(5))
                     .until(() -> harness.history.writes("a").stream().anyMatch(w -> w.seq() == 3));
-            Harness.assertCaught(harness.check(), "mark lost while a stale writer is active");
+            // The one stale write: after b's entries in the log, with b's token in the counter,
+            // sent after b's term was reported and after b's writes had completed.
+            harness.assertCaught(
+                    harness.check(),
+                    "mark lost while a stale writer is active",
+                    at,
+                    Kind.LOG_ORDER,
+                    Kind.NEWER_TERM,
+                    Kind.STALE_WRITE,
+                    Kind.REAL_TIME_ORDER);
         }
     }
 

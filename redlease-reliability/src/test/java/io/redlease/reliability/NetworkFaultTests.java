@@ -2,6 +2,7 @@ package io.redlease.reliability;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.redlease.reliability.Checker.Kind;
 import io.redlease.reliability.History.Outcome;
 import io.redlease.test.RedisExtension;
 import io.redlease.test.RedisServer;
@@ -37,7 +38,15 @@ class NetworkFaultTests {
             throws Exception {
         try (Harness harness = new Harness(info, server.host(), server.port())) {
             parkTheLeadersWriter(harness, false);
-            Harness.assertCaught(harness.check(), "mutant: unfenced write by a parked writer");
+            // The parked write lands after the successor's: every write-order rule.
+            harness.assertCaught(
+                    harness.check(),
+                    "mutant: unfenced write by a parked writer",
+                    harness.faultStart("writer parked"),
+                    Kind.LOG_ORDER,
+                    Kind.NEWER_TERM,
+                    Kind.STALE_WRITE,
+                    Kind.REAL_TIME_ORDER);
         }
     }
 
