@@ -1,5 +1,6 @@
 package io.redlease.reliability;
 
+import static io.redlease.test.TestTimeScale.scaled;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -120,7 +121,7 @@ class ClusterTests {
             // Writes applied on the promoted primary itself: its log grows.
             long before = llen(promoted, harness);
             Awaitility.await()
-                    .atMost(Duration.ofSeconds(20))
+                    .atMost(scaled(Duration.ofSeconds(20)))
                     .pollInterval(Duration.ofMillis(5))
                     .until(() -> llen(promoted, harness) > before + 3);
             Figures.duration(

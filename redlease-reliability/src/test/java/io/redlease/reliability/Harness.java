@@ -1,5 +1,6 @@
 package io.redlease.reliability;
 
+import static io.redlease.test.TestTimeScale.scaled;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.redlease.core.ElectorConfig;
@@ -25,8 +26,11 @@ final class Harness implements AutoCloseable {
 
     private static final AtomicLong NAMES = new AtomicLong();
 
-    /** A small margin for thread scheduling on a loaded two-core machine. */
-    static final Duration SLACK = Duration.ofMillis(400);
+    /**
+     * A margin for thread scheduling on a loaded two-core machine, times {@code
+     * -Dredlease.test.timeScale}.
+     */
+    static final Duration SLACK = scaled(Duration.ofMillis(400));
 
     final String name;
 
@@ -192,7 +196,7 @@ final class Harness implements AutoCloseable {
 
     Candidate awaitLeaderCandidate(Duration atMost) {
         Awaitility.await()
-                .atMost(atMost)
+                .atMost(scaled(atMost))
                 .pollInterval(Duration.ofMillis(2))
                 .until(() -> candidates.stream().anyMatch(Candidate::isLeader));
         return candidates.stream().filter(Candidate::isLeader).findFirst().orElseThrow();
@@ -201,7 +205,7 @@ final class Harness implements AutoCloseable {
     /** Waits until the candidate leads and returns it. */
     static Candidate awaitLeading(Candidate candidate, Duration atMost) {
         Awaitility.await()
-                .atMost(atMost)
+                .atMost(scaled(atMost))
                 .pollInterval(Duration.ofMillis(2))
                 .until(candidate::isLeader);
         return candidate;
@@ -219,7 +223,7 @@ final class Harness implements AutoCloseable {
     Candidate awaitWritingLeader(int n) {
         Candidate[] found = new Candidate[1];
         Awaitility.await()
-                .atMost(Duration.ofSeconds(10))
+                .atMost(scaled(Duration.ofSeconds(10)))
                 .pollInterval(Duration.ofMillis(2))
                 .until(
                         () -> {
@@ -253,10 +257,18 @@ final class Harness implements AutoCloseable {
      */
     void await(String what, Duration atMost, java.util.concurrent.Callable<Boolean> condition) {
         try {
-            Awaitility.await().atMost(atMost).pollInterval(Duration.ofMillis(2)).until(condition);
+            Awaitility.await()
+                    .atMost(scaled(atMost))
+                    .pollInterval(Duration.ofMillis(2))
+                    .until(condition);
         } catch (org.awaitility.core.ConditionTimeoutException ex) {
             throw new AssertionError(
-                    "not within " + Figures.ms(atMost) + ": " + what + "; " + history.summary(),
+                    "not within "
+                            + Figures.ms(scaled(atMost))
+                            + ": "
+                            + what
+                            + "; "
+                            + history.summary(),
                     ex);
         }
     }
@@ -265,7 +277,7 @@ final class Harness implements AutoCloseable {
     void awaitApplied(String candidate, int n) {
         try {
             Awaitility.await()
-                    .atMost(Duration.ofSeconds(10))
+                    .atMost(scaled(Duration.ofSeconds(10)))
                     .pollInterval(Duration.ofMillis(2))
                     .until(
                             () ->
@@ -393,7 +405,7 @@ final class Harness implements AutoCloseable {
     private String stepDownReasonAfter(String leader, long since) {
         try {
             Awaitility.await()
-                    .atMost(Duration.ofSeconds(3))
+                    .atMost(scaled(Duration.ofSeconds(3)))
                     .pollInterval(Duration.ofMillis(2))
                     .until(
                             () ->

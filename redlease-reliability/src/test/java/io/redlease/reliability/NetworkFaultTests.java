@@ -1,5 +1,6 @@
 package io.redlease.reliability;
 
+import static io.redlease.test.TestTimeScale.scaled;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.redlease.reliability.Checker.Kind;
@@ -79,7 +80,7 @@ class NetworkFaultTests {
         release.countDown();
         harness.fault("writer parked between deciding and writing", start, healed);
         Awaitility.await()
-                .atMost(Duration.ofSeconds(5))
+                .atMost(scaled(Duration.ofSeconds(5)))
                 .until(() -> harness.history.writes("a").stream().anyMatch(w -> w.seq() == 4));
         History.Write late =
                 harness.history.writes("a").stream()
@@ -101,7 +102,7 @@ class NetworkFaultTests {
             a.proxy.blackhole();
             Harness.awaitLeading(b, Duration.ofSeconds(5));
             Awaitility.await()
-                    .atMost(Duration.ofSeconds(2))
+                    .atMost(scaled(Duration.ofSeconds(2)))
                     .until(() -> !harness.history.termEnds("a").isEmpty());
             long stepDown = harness.history.termEnds("a").get(0).at() - cut;
             Figures.duration("step-down: leader partitioned (blackhole), after the cut", stepDown);

@@ -1,5 +1,7 @@
 package io.redlease.reliability;
 
+import static io.redlease.test.TestTimeScale.scaled;
+
 import io.redlease.reliability.Checker.Kind;
 import io.redlease.test.Dedicated;
 import io.redlease.test.RedisExtension;
@@ -51,7 +53,7 @@ class PersistenceTests {
         harness.candidate("a", Workload.steady(Duration.ofMillis(2)).writesPerTerm(10));
         harness.candidate("b", Workload.steady(Duration.ofMillis(2)).writesPerTerm(10));
         Awaitility.await()
-                .atMost(Duration.ofSeconds(10))
+                .atMost(scaled(Duration.ofSeconds(10)))
                 .until(() -> harness.history.elections().size() >= 5);
         // No term is active during the crash: a running leader's next fenced write would restamp
         // the mark on the empty server and hide the regression.
@@ -71,7 +73,7 @@ class PersistenceTests {
         harness.candidate("c", Workload.steady(Duration.ofMillis(2)).writesPerTerm(10));
         harness.candidate("d", Workload.steady(Duration.ofMillis(2)).writesPerTerm(10));
         Awaitility.await()
-                .atMost(Duration.ofSeconds(10))
+                .atMost(scaled(Duration.ofSeconds(10)))
                 .until(() -> harness.history.elections().size() >= before + 5);
         Figures.duration(
                 "leader back after Redis crash-restart",
