@@ -55,7 +55,7 @@ class NetworkFaultTests {
      * A's writer decides to write its 4th entry and is parked there; A's term ends (resign) while
      * it is parked, its lease lapses, B is elected and writes; then A's writer goes ahead.
      */
-    private static void parkTheLeadersWriter(Harness harness, boolean fenced) {
+    static void parkTheLeadersWriter(Harness harness, boolean fenced) {
         CountDownLatch parked = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
         Workload.Gate gate =
