@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Random;
 import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -89,6 +90,37 @@ class JedisTests {
             harness.fault("jedis: leader partitioned", cut, healed);
             harness.assertLeaderBackAfterHeal(
                     "jedis: leader partitioned", healed, Duration.ofSeconds(1));
+            Harness.assertSafe(harness.check());
+        }
+    }
+
+    /**
+     * The leader task's fenced write hangs on a partitioned link; when the term ends the task's
+     * thread is interrupted, which frees a Lettuce call at once but not a Jedis socket read: the
+     * task stays in the write until Jedis' read timeout (5 s here). Its write is still refused if
+     * it ever arrives (safety holds); what fails is the bound on the call. Core runs fenced writes
+     * on the caller's thread through the template, unbounded by the elector.
+     */
+    @Test
+    @Tag("core-defect")
+    void leaderTaskInAFencedWriteIsReleasedWhenItsTermEndsOnJedis(RedisServer server, TestInfo info)
+            throws Exception {
+        try (Harness harness = jedis(info, server)) {
+            Candidate a = harness.candidate("a", Workload.steady(STEADY));
+            Harness.awaitLeading(a, Duration.ofSeconds(5));
+            harness.awaitApplied("a", 3);
+            long cut = System.nanoTime();
+            a.proxy.blackhole();
+            harness.await("a steps down", Duration.ofSeconds(5), () -> !a.elector.isLeader());
+            // On Lettuce the task stops acting within the TTL (+ slack) of the cut
+            // (NetworkFaultTests); here it gets as long again after the step-down, against Jedis'
+            // read timeout of 5 s.
+            harness.await(
+                    "a's task leaves its fenced write after its term ended",
+                    harness.ttl.plus(Harness.SLACK),
+                    () -> !harness.history.termEnds("a").isEmpty());
+            a.proxy.pass();
+            harness.fault("jedis: leader partitioned mid-write", cut, System.nanoTime());
             Harness.assertSafe(harness.check());
         }
     }
