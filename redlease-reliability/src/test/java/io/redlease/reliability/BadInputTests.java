@@ -1,5 +1,6 @@
 package io.redlease.reliability;
 
+import static io.redlease.test.TestTimeScale.scaled;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -291,7 +292,7 @@ class BadInputTests {
                             redis,
                             harness.config().instanceId("a").ttl(Duration.ofSeconds(3)).build())) {
                 elector.start();
-                Awaitility.await().atMost(Duration.ofSeconds(5)).until(elector::isLeader);
+                Awaitility.await().atMost(scaled(Duration.ofSeconds(5))).until(elector::isLeader);
                 long token = elector.token().orElseThrow();
                 Fencer fencer = elector.fencer(token);
                 String key = harness.name + ":value";
@@ -617,7 +618,7 @@ class BadInputTests {
             harness.candidate("p", Workload.steady(STEADY));
             Candidate leader = harness.awaitWritingLeader(3);
             Awaitility.await()
-                    .atMost(Duration.ofSeconds(10))
+                    .atMost(scaled(Duration.ofSeconds(10)))
                     .until(() -> "up".equals(replica.info("replication", "master_link_status")));
             Candidate misdirected =
                     new Candidate(

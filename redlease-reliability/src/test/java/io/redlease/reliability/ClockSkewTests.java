@@ -1,5 +1,6 @@
 package io.redlease.reliability;
 
+import static io.redlease.test.TestTimeScale.scaled;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.redlease.core.Fencer;
@@ -57,7 +58,7 @@ class ClockSkewTests {
             // B is a follower now; A leads (re-elected if a load spike cost it a term meanwhile).
             long tokenA =
                     Awaitility.await()
-                            .atMost(Duration.ofSeconds(5))
+                            .atMost(scaled(Duration.ofSeconds(5)))
                             .until(() -> a.elector.token(), OptionalLong::isPresent)
                             .getAsLong();
             // The term's fencer, as the leader's own code holds it.

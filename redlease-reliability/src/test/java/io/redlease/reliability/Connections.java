@@ -23,12 +23,16 @@ import org.springframework.data.redis.connection.lettuce.LettuceClientConfigurat
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
-/** Builds Spring Data Redis templates over Lettuce for every topology; closing frees them all. */
+/**
+ * Builds Spring Data Redis templates over Lettuce for every topology, and over Jedis for a
+ * standalone server; closing frees them all.
+ */
 final class Connections implements AutoCloseable {
 
     static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(5);
 
-    private final List<LettuceConnectionFactory> factories = new ArrayList<>();
+    private final List<org.springframework.beans.factory.DisposableBean> factories =
+            new ArrayList<>();
 
     /** Reconnects every 50 ms, so a restarted or failed-over server is used again at once. */
     private final ClientResources resources =
@@ -95,6 +99,35 @@ final class Connections implements AutoCloseable {
         return template(config, client);
     }
 
+    /**
+     * A template over Jedis (blocking calls, a pool of connections) with the same command timeout
+     * as the Lettuce templates.
+     */
+    StringRedisTemplate jedis(String host, int port) {
+        org.apache.commons.pool2.impl.GenericObjectPoolConfig<redis.clients.jedis.Jedis> pool =
+                new org.apache.commons.pool2.impl.GenericObjectPoolConfig<>();
+        pool.setMaxTotal(16);
+        pool.setMaxWait(COMMAND_TIMEOUT);
+        org.springframework.data.redis.connection.jedis.JedisClientConfiguration client =
+                org.springframework.data.redis.connection.jedis.JedisClientConfiguration.builder()
+                        .connectTimeout(COMMAND_TIMEOUT)
+                        .readTimeout(COMMAND_TIMEOUT)
+                        .usePooling()
+                        .poolConfig(pool)
+                        .build();
+        org.springframework.data.redis.connection.jedis.JedisConnectionFactory factory =
+                new org.springframework.data.redis.connection.jedis.JedisConnectionFactory(
+                        new RedisStandaloneConfiguration(host, port), client);
+        factory.afterPropertiesSet();
+        factory.start();
+        synchronized (factories) {
+            factories.add(factory);
+        }
+        StringRedisTemplate template = new StringRedisTemplate(factory);
+        template.afterPropertiesSet();
+        return template;
+    }
+
     private LettuceClientConfiguration.LettuceClientConfigurationBuilder client() {
         return LettuceClientConfiguration.builder()
                 .clientResources(resources)
@@ -118,10 +151,10 @@ final class Connections implements AutoCloseable {
     @Override
     public void close() {
         synchronized (factories) {
-            for (LettuceConnectionFactory factory : factories) {
+            for (org.springframework.beans.factory.DisposableBean factory : factories) {
                 try {
                     factory.destroy();
-                } catch (RuntimeException ignored) {
+                } catch (Exception ignored) {
                     // closing anyway
                 }
             }

@@ -1,5 +1,6 @@
 package io.redlease.reliability;
 
+import static io.redlease.test.TestTimeScale.scaled;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.redlease.test.RedisExtension;
@@ -36,7 +37,8 @@ class ContentionTests {
                         Workload.steady(Duration.ZERO).writesPerTerm(1 + random.nextInt(4)));
             }
             long deadline =
-                    System.nanoTime() + Duration.ofSeconds(Seeds.soak() ? 600 : 40).toNanos();
+                    System.nanoTime()
+                            + scaled(Duration.ofSeconds(Seeds.soak() ? 600 : 40)).toNanos();
             List<Candidate> candidates = harness.candidates();
             while (harness.history.elections().size() < terms && System.nanoTime() - deadline < 0) {
                 // Resignations from outside, at random moments, end terms mid-write.
@@ -44,7 +46,7 @@ class ContentionTests {
                 victim.elector.resign();
                 Awaitility.await()
                         .pollDelay(Duration.ofMillis(random.nextInt(5)))
-                        .atMost(Duration.ofSeconds(1))
+                        .atMost(scaled(Duration.ofSeconds(1)))
                         .until(() -> true);
             }
             for (Candidate candidate : candidates) {

@@ -1,5 +1,6 @@
 package io.redlease.reliability;
 
+import static io.redlease.test.TestTimeScale.scaled;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.redlease.core.ElectorConfig;
@@ -25,8 +26,11 @@ final class Harness implements AutoCloseable {
 
     private static final AtomicLong NAMES = new AtomicLong();
 
-    /** A small margin for thread scheduling on a loaded two-core machine. */
-    static final Duration SLACK = Duration.ofMillis(400);
+    /**
+     * A margin for thread scheduling on a loaded two-core machine, times {@code
+     * -Dredlease.test.timeScale}.
+     */
+    static final Duration SLACK = scaled(Duration.ofMillis(400));
 
     final String name;
 
@@ -54,6 +58,12 @@ final class Harness implements AutoCloseable {
 
     /** Whether candidates connect straight to Redis instead of through their own proxy. */
     boolean direct;
+
+    /**
+     * Whether in-process candidates on a host and port use a Jedis connection factory instead of
+     * Lettuce; {@code -Dredlease.test.client=jedis} makes it the default.
+     */
+    boolean jedis = "jedis".equals(System.getProperty("redlease.test.client"));
 
     Duration renewInterval = Duration.ofMillis(100);
 
@@ -143,11 +153,14 @@ final class Harness implements AutoCloseable {
         if (templates != null) {
             redis = templates.get();
         } else if (direct) {
-            redis = connections.standalone(host, port);
+            redis = jedis ? connections.jedis(host, port) : connections.standalone(host, port);
         } else {
             proxy = TcpProxy.start(host, port);
             closeables.add(proxy);
-            redis = connections.standalone(proxy.host(), proxy.port());
+            redis =
+                    jedis
+                            ? connections.jedis(proxy.host(), proxy.port())
+                            : connections.standalone(proxy.host(), proxy.port());
         }
         ElectorConfig.Builder config = config();
         tweak.accept(config);
@@ -192,7 +205,7 @@ final class Harness implements AutoCloseable {
 
     Candidate awaitLeaderCandidate(Duration atMost) {
         Awaitility.await()
-                .atMost(atMost)
+                .atMost(scaled(atMost))
                 .pollInterval(Duration.ofMillis(2))
                 .until(() -> candidates.stream().anyMatch(Candidate::isLeader));
         return candidates.stream().filter(Candidate::isLeader).findFirst().orElseThrow();
@@ -201,7 +214,7 @@ final class Harness implements AutoCloseable {
     /** Waits until the candidate leads and returns it. */
     static Candidate awaitLeading(Candidate candidate, Duration atMost) {
         Awaitility.await()
-                .atMost(atMost)
+                .atMost(scaled(atMost))
                 .pollInterval(Duration.ofMillis(2))
                 .until(candidate::isLeader);
         return candidate;
@@ -219,7 +232,7 @@ final class Harness implements AutoCloseable {
     Candidate awaitWritingLeader(int n) {
         Candidate[] found = new Candidate[1];
         Awaitility.await()
-                .atMost(Duration.ofSeconds(10))
+                .atMost(scaled(Duration.ofSeconds(10)))
                 .pollInterval(Duration.ofMillis(2))
                 .until(
                         () -> {
@@ -253,10 +266,18 @@ final class Harness implements AutoCloseable {
      */
     void await(String what, Duration atMost, java.util.concurrent.Callable<Boolean> condition) {
         try {
-            Awaitility.await().atMost(atMost).pollInterval(Duration.ofMillis(2)).until(condition);
+            Awaitility.await()
+                    .atMost(scaled(atMost))
+                    .pollInterval(Duration.ofMillis(2))
+                    .until(condition);
         } catch (org.awaitility.core.ConditionTimeoutException ex) {
             throw new AssertionError(
-                    "not within " + Figures.ms(atMost) + ": " + what + "; " + history.summary(),
+                    "not within "
+                            + Figures.ms(scaled(atMost))
+                            + ": "
+                            + what
+                            + "; "
+                            + history.summary(),
                     ex);
         }
     }
@@ -265,7 +286,7 @@ final class Harness implements AutoCloseable {
     void awaitApplied(String candidate, int n) {
         try {
             Awaitility.await()
-                    .atMost(Duration.ofSeconds(10))
+                    .atMost(scaled(Duration.ofSeconds(10)))
                     .pollInterval(Duration.ofMillis(2))
                     .until(
                             () ->
@@ -393,7 +414,7 @@ final class Harness implements AutoCloseable {
     private String stepDownReasonAfter(String leader, long since) {
         try {
             Awaitility.await()
-                    .atMost(Duration.ofSeconds(3))
+                    .atMost(scaled(Duration.ofSeconds(3)))
                     .pollInterval(Duration.ofMillis(2))
                     .until(
                             () ->
@@ -469,6 +490,15 @@ final class Harness implements AutoCloseable {
         return list.subList(Math.max(0, list.size() - 5), list.size()).toString();
     }
 
+    /** When the first fault whose description starts with {@code what} began. */
+    long faultStart(String what) {
+        return history.faults().stream()
+                .filter(f -> f.what().startsWith(what))
+                .mapToLong(History.Fault::start)
+                .findFirst()
+                .orElseThrow(() -> new IllegalStateException("no fault " + what));
+    }
+
     /** Records a fault injected (and healed) for the figures and the history. */
     void fault(String what, long start, long healed) {
         history.fault(what, start, healed);
@@ -493,8 +523,15 @@ final class Harness implements AutoCloseable {
     Checker.Report check(boolean logComplete) {
         stopAll();
         List<FencedLog.Entry> entries = log.read(control);
+        checkedLog = entries;
+        checkedLogComplete = logComplete;
         return Checker.check(history, entries, logComplete);
     }
+
+    /** The log read by the last {@link #check(boolean)}. */
+    private List<FencedLog.Entry> checkedLog = List.of();
+
+    private boolean checkedLogComplete;
 
     /** Asserts the run is safe: no violation at all. */
     static void assertSafe(Checker.Report report) {
@@ -503,14 +540,59 @@ final class Harness implements AutoCloseable {
         assertThat(report.violations()).as("fencing violations").isEmpty();
     }
 
-    /** Asserts the checker caught the violation a mutant or a documented boundary causes. */
-    static void assertCaught(Checker.Report report, String boundary) {
-        System.out.println(
-                "[redlease-reliability] expected violation (" + boundary + "): " + report);
-        Figures.count(
-                "violations caught inside the documented boundary: " + boundary,
-                report.violations().size());
-        assertThat(report.violations()).as("the checker must catch " + boundary).isNotEmpty();
+    /**
+     * Asserts the checker caught what a mutant or a documented boundary causes, and nothing else:
+     * the rules broken are exactly {@code expected}; every violation is of a write still in flight
+     * or sent at or after {@code faultAt}, or of a term elected after it; and the history that was
+     * over before {@code faultAt} (with the part of the log it wrote) is clean on its own.
+     */
+    void assertCaught(
+            Checker.Report report, String boundary, long faultAt, Checker.Kind... expected) {
+        assertWithinBoundary(report, boundary, faultAt, java.util.Set.of(expected));
+        assertThat(report.kinds())
+                .as("the rules broken by " + boundary + ": " + report)
+                .containsExactlyInAnyOrder(expected);
+    }
+
+    /**
+     * Asserts that whatever the checker found is explained by a documented boundary: only rules in
+     * {@code allowed} are broken; every violation is of a write still in flight or sent at or after
+     * {@code faultAt}, or of a term elected after it; and the history that was over before {@code
+     * faultAt} (with the part of the log it wrote) is clean on its own. Violations are counted as
+     * caught inside the boundary.
+     */
+    void assertWithinBoundary(
+            Checker.Report report,
+            String boundary,
+            long faultAt,
+            java.util.Set<Checker.Kind> allowed) {
+        System.out.println("[redlease-reliability] " + boundary + ": " + report);
+        if (!report.violations().isEmpty()) {
+            Figures.count(
+                    "violations caught inside the documented boundary: " + boundary,
+                    report.violations().size());
+        }
+        assertThat(report.kinds())
+                .as("the rules broken by " + boundary + ": " + report)
+                .isSubsetOf(allowed);
+        assertThat(report.violations())
+                .as("violations of " + boundary + " all come after the fault; " + history.summary())
+                .allMatch(v -> v.at() != Long.MIN_VALUE && v.at() - faultAt >= 0);
+        History prefix = history.before(faultAt);
+        java.util.Set<String> written = new java.util.HashSet<>();
+        prefix.writes().forEach(w -> written.add(w.candidate() + "/" + w.token() + "/" + w.seq()));
+        List<FencedLog.Entry> logBefore =
+                checkedLog.stream()
+                        .filter(
+                                e ->
+                                        written.contains(
+                                                e.candidate() + "/" + e.token() + "/" + e.seq()))
+                        .toList();
+        Checker.Report before = Checker.evaluate(prefix, logBefore, checkedLogComplete);
+        assertThat(before.violations())
+                .as("the history before " + boundary + " (" + before + ")")
+                .isEmpty();
+        assertThat(prefix.elections()).as("terms before " + boundary).isNotEmpty();
     }
 
     @Override

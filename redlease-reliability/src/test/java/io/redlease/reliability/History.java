@@ -152,6 +152,18 @@ final class History {
         return new ArrayList<>(writes);
     }
 
+    /**
+     * The part of this history that was over before {@code t}: the writes that completed and the
+     * terms reported elected before it (a write still in flight at {@code t} is left out).
+     */
+    History before(long t) {
+        History prefix = new History();
+        writes.stream().filter(w -> w.end() - t < 0).forEach(prefix.writes::add);
+        elections.stream().filter(e -> e.at() - t < 0).forEach(prefix.elections::add);
+        stepDowns.stream().filter(s -> s.at() - t < 0).forEach(prefix.stepDowns::add);
+        return prefix;
+    }
+
     List<Election> elections() {
         return new ArrayList<>(elections);
     }

@@ -1,7 +1,9 @@
 package io.redlease.reliability;
 
+import static io.redlease.test.TestTimeScale.scaled;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.redlease.reliability.Checker.Kind;
 import io.redlease.reliability.History.Outcome;
 import io.redlease.test.RedisExtension;
 import io.redlease.test.RedisServer;
@@ -37,7 +39,15 @@ class NetworkFaultTests {
             throws Exception {
         try (Harness harness = new Harness(info, server.host(), server.port())) {
             parkTheLeadersWriter(harness, false);
-            Harness.assertCaught(harness.check(), "mutant: unfenced write by a parked writer");
+            // The parked write lands after the successor's: every write-order rule.
+            harness.assertCaught(
+                    harness.check(),
+                    "mutant: unfenced write by a parked writer",
+                    harness.faultStart("writer parked"),
+                    Kind.LOG_ORDER,
+                    Kind.NEWER_TERM,
+                    Kind.STALE_WRITE,
+                    Kind.REAL_TIME_ORDER);
         }
     }
 
@@ -45,7 +55,7 @@ class NetworkFaultTests {
      * A's writer decides to write its 4th entry and is parked there; A's term ends (resign) while
      * it is parked, its lease lapses, B is elected and writes; then A's writer goes ahead.
      */
-    private static void parkTheLeadersWriter(Harness harness, boolean fenced) {
+    static void parkTheLeadersWriter(Harness harness, boolean fenced) {
         CountDownLatch parked = new CountDownLatch(1);
         CountDownLatch release = new CountDownLatch(1);
         Workload.Gate gate =
@@ -70,7 +80,7 @@ class NetworkFaultTests {
         release.countDown();
         harness.fault("writer parked between deciding and writing", start, healed);
         Awaitility.await()
-                .atMost(Duration.ofSeconds(5))
+                .atMost(scaled(Duration.ofSeconds(5)))
                 .until(() -> harness.history.writes("a").stream().anyMatch(w -> w.seq() == 4));
         History.Write late =
                 harness.history.writes("a").stream()
@@ -92,7 +102,7 @@ class NetworkFaultTests {
             a.proxy.blackhole();
             Harness.awaitLeading(b, Duration.ofSeconds(5));
             Awaitility.await()
-                    .atMost(Duration.ofSeconds(2))
+                    .atMost(scaled(Duration.ofSeconds(2)))
                     .until(() -> !harness.history.termEnds("a").isEmpty());
             long stepDown = harness.history.termEnds("a").get(0).at() - cut;
             Figures.duration("step-down: leader partitioned (blackhole), after the cut", stepDown);

@@ -1,5 +1,6 @@
 package io.redlease.reliability;
 
+import static io.redlease.test.TestTimeScale.scaled;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
@@ -93,7 +94,7 @@ class PostgresFenceTests {
                                         upsert(sql, upsert, "report", "a-stale", term)
                                     });
                         });
-                Awaitility.await().atMost(Duration.ofSeconds(5)).until(a::isLeader);
+                Awaitility.await().atMost(scaled(Duration.ofSeconds(5))).until(a::isLeader);
                 assertThat(parked.await(5, TimeUnit.SECONDS)).isTrue();
                 long tokenA = a.token().orElseThrow();
                 CompletableFuture<Long> bToken = new CompletableFuture<>();

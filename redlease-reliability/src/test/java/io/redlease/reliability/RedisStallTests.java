@@ -1,5 +1,7 @@
 package io.redlease.reliability;
 
+import static io.redlease.test.TestTimeScale.scaled;
+
 import io.redlease.test.Dedicated;
 import io.redlease.test.RedisExtension;
 import io.redlease.test.RedisServer;
@@ -82,7 +84,7 @@ class RedisStallTests {
             long began = System.nanoTime();
             start.run();
             Awaitility.await()
-                    .atMost(Duration.ofSeconds(3))
+                    .atMost(scaled(Duration.ofSeconds(3)))
                     .until(() -> !harness.history.termEnds("a").isEmpty());
             Figures.duration(
                     "step-down: Redis stalled (" + what + "), after the stall began",

@@ -1,5 +1,6 @@
 package io.redlease.reliability;
 
+import static io.redlease.test.TestTimeScale.scaled;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.redlease.core.Elector;
@@ -75,7 +76,7 @@ class SecurityTests {
                                         .build());
                 intruder.start();
                 Awaitility.await()
-                        .atMost(Duration.ofSeconds(5))
+                        .atMost(scaled(Duration.ofSeconds(5)))
                         .until(
                                 () ->
                                         harness.history.failures().stream()
@@ -109,7 +110,7 @@ class SecurityTests {
             Candidate leader = harness.awaitWritingLeader(3);
             leader.close();
             Awaitility.await()
-                    .atMost(Duration.ofSeconds(5))
+                    .atMost(scaled(Duration.ofSeconds(5)))
                     .until(() -> harness.other(leader).isLeader());
             assertThat(harness.history.failures()).isEmpty();
             Harness.assertSafe(harness.check());
@@ -155,7 +156,7 @@ class SecurityTests {
                 // Long enough for acquires by a leader and a follower, writes, a release and a
                 // hand-over, unless a refusal shows up first.
                 Awaitility.await()
-                        .atMost(Duration.ofSeconds(3))
+                        .atMost(scaled(Duration.ofSeconds(3)))
                         .until(
                                 () ->
                                         refusal(history) != null
@@ -167,7 +168,7 @@ class SecurityTests {
             }
             // Stopping unsubscribes: give Redis a moment to log a refused UNSUBSCRIBE.
             Awaitility.await()
-                    .atMost(Duration.ofSeconds(2))
+                    .atMost(scaled(Duration.ofSeconds(2)))
                     .until(
                             () ->
                                     refusal(history) != null

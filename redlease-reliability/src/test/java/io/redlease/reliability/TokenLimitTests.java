@@ -1,5 +1,6 @@
 package io.redlease.reliability;
 
+import static io.redlease.test.TestTimeScale.scaled;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 
@@ -55,7 +56,7 @@ class TokenLimitTests {
                                             })
                                     .build())) {
                 elector.start();
-                Awaitility.await().atMost(Duration.ofSeconds(5)).until(elector::isLeader);
+                Awaitility.await().atMost(scaled(Duration.ofSeconds(5))).until(elector::isLeader);
                 assertThat(elector.token()).isEqualTo(OptionalLong.of(LIMIT - 1));
                 Fencer last = elector.fencer().orElseThrow();
                 assertThat(last.set(harness.name + ":value", "max")).isTrue();
@@ -95,7 +96,7 @@ class TokenLimitTests {
                 // as an error, the lease is released, and every later attempt is refused alike.
                 elector.resign();
                 Awaitility.await()
-                        .atMost(Duration.ofSeconds(5))
+                        .atMost(scaled(Duration.ofSeconds(5)))
                         .until(() -> errors.stream().filter(e -> e.contains("2^53")).count() >= 2);
                 assertThat(elected).allMatch(token -> token < LIMIT);
                 assertThat(errors)

@@ -19,7 +19,7 @@ import org.jspecify.annotations.Nullable;
  */
 public final class RedisClusterSetup implements AutoCloseable {
 
-    private static final Duration READY_TIMEOUT = Duration.ofSeconds(30);
+    private static final Duration READY_TIMEOUT = TestTimeScale.scaled(Duration.ofSeconds(30));
 
     private final List<RedisNode> nodes;
 

@@ -26,9 +26,9 @@ import org.jspecify.annotations.Nullable;
 public final class RedisNode implements AutoCloseable {
 
     private static final String LOOPBACK = "127.0.0.1";
-    private static final Duration START_TIMEOUT = Duration.ofSeconds(15);
+    private static final Duration START_TIMEOUT = TestTimeScale.scaled(Duration.ofSeconds(15));
     private static final Duration PROBE_TIMEOUT = Duration.ofSeconds(1);
-    private static final Duration SIGNAL_TIMEOUT = Duration.ofSeconds(5);
+    private static final Duration SIGNAL_TIMEOUT = TestTimeScale.scaled(Duration.ofSeconds(5));
 
     private final Path binary;
     private final Path dir;

@@ -20,7 +20,7 @@ public final class RedisSentinelSetup implements AutoCloseable {
     /** The master name the Sentinels monitor. */
     public static final String MASTER_NAME = "redlease-master";
 
-    private static final Duration READY_TIMEOUT = Duration.ofSeconds(20);
+    private static final Duration READY_TIMEOUT = TestTimeScale.scaled(Duration.ofSeconds(20));
 
     private final RedisNode primary;
     private final RedisNode replica;

@@ -71,10 +71,10 @@ public final class RedisServer implements AutoCloseable {
     private static final String LOOPBACK = "127.0.0.1";
     private static final String LOG_FILE = "redis.log";
     private static final String OUTPUT_FILE = "redis-server.out";
-    private static final Duration START_TIMEOUT = Duration.ofSeconds(15);
-    private static final Duration STOP_TIMEOUT = Duration.ofSeconds(5);
+    private static final Duration START_TIMEOUT = TestTimeScale.scaled(Duration.ofSeconds(15));
+    private static final Duration STOP_TIMEOUT = TestTimeScale.scaled(Duration.ofSeconds(5));
     private static final Duration PROBE_TIMEOUT = Duration.ofSeconds(1);
-    private static final Duration SIGNAL_TIMEOUT = Duration.ofSeconds(5);
+    private static final Duration SIGNAL_TIMEOUT = TestTimeScale.scaled(Duration.ofSeconds(5));
     private static final int FREE_PORT_ATTEMPTS = 5;
 
     private final Kind kind;
