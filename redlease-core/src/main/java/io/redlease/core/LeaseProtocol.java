@@ -11,8 +11,10 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import org.jspecify.annotations.Nullable;
 import org.springframework.dao.InvalidDataAccessApiUsageException;
+import org.springframework.dao.QueryTimeoutException;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.ReturnType;
@@ -264,8 +266,31 @@ final class LeaseProtocol {
         Object[] argv = new Object[args.length + 1];
         argv[0] = Long.toString(token);
         System.arraycopy(args, 0, argv, 1, args.length);
-        Long reply = redis.execute(script, STRING, (RedisSerializer) STRING, keys, argv);
-        return isOne(reply);
+        if (!(runner instanceof ScriptRunner.Blocking)) {
+            // Lettuce's synchronous call gives up when the calling thread is interrupted.
+            return isOne(redis.execute(script, STRING, (RedisSerializer) STRING, keys, argv));
+        }
+        // A blocking client's socket read ignores interrupts: wait for it on the pool instead,
+        // so the end of the term (an interrupt) frees the caller at once.
+        CompletableFuture<Long> reply =
+                ScriptRunner.Blocking.supply(
+                        () -> redis.execute(script, STRING, (RedisSerializer) STRING, keys, argv));
+        try {
+            return isOne(reply.get());
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            throw new QueryTimeoutException(
+                    "redlease: a fenced write of token "
+                            + token
+                            + " was abandoned because its thread was interrupted; it may still be"
+                            + " applied, only while the token is current",
+                    ex);
+        } catch (ExecutionException ex) {
+            if (ex.getCause() instanceof RuntimeException runtime) {
+                throw runtime;
+            }
+            throw new IllegalStateException(ex.getCause());
+        }
     }
 
     // Helpers.

@@ -6,6 +6,8 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Map;
+import java.util.WeakHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -72,9 +74,13 @@ interface ScriptRunner {
      *
      * <p>Opening the shared connection waits for the server, so until the runner has it, calls
      * fetch it on the blocking pool: a server that does not answer the handshake never holds a loop
-     * thread. A closed connection is dropped and fetched again.
+     * thread. A closed connection is dropped and fetched again. The electors of one factory share
+     * one runner.
      */
     final class Async implements ScriptRunner {
+
+        /** One runner per factory, so the electors on it fetch its shared connection once. */
+        static final Map<LettuceConnectionFactory, Async> BY_FACTORY = new WeakHashMap<>();
 
         private final LettuceConnectionFactory factory;
 

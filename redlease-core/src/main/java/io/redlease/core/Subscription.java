@@ -1,5 +1,8 @@
 package io.redlease.core;
 
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -10,6 +13,12 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * except for the subscribing itself, which waits for Redis on the blocking pool.
  */
 final class Subscription {
+
+    /**
+     * Subscribes and unsubscribes one election at a time (the listener container serialises them
+     * anyway); its one thread ends when idle.
+     */
+    private static final ThreadPoolExecutor SUBSCRIBING = subscribing();
 
     private final Campaign campaign;
 
@@ -27,7 +36,7 @@ final class Subscription {
         if (!config.releaseNotifications() || factory == null || isCluster(factory)) {
             return;
         }
-        ScriptRunner.Blocking.supply(() -> subscribe(factory, config));
+        SUBSCRIBING.execute(() -> subscribe(factory, config));
     }
 
     private static boolean isCluster(RedisConnectionFactory factory) {
@@ -68,6 +77,19 @@ final class Subscription {
         return null;
     }
 
+    private static ThreadPoolExecutor subscribing() {
+        ThreadPoolExecutor executor =
+                new ThreadPoolExecutor(
+                        1,
+                        1,
+                        2,
+                        TimeUnit.SECONDS,
+                        new LinkedBlockingQueue<>(),
+                        runnable -> ElectorRuntime.daemon(runnable, "redlease-subscriptions"));
+        executor.allowCoreThreadTimeOut(true);
+        return executor;
+    }
+
     /** Returns whether releases are being announced to this run. */
     boolean listening() {
         return listener != null;
@@ -78,7 +100,7 @@ final class Subscription {
         AutoCloseable subscribed = listener;
         if (subscribed != null) {
             listener = null;
-            ScriptRunner.Blocking.supply(() -> closeQuietly(subscribed));
+            SUBSCRIBING.execute(() -> closeQuietly(subscribed));
         }
     }
 

@@ -9,7 +9,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Random;
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -96,13 +95,11 @@ class JedisTests {
 
     /**
      * The leader task's fenced write hangs on a partitioned link; when the term ends the task's
-     * thread is interrupted, which frees a Lettuce call at once but not a Jedis socket read: the
-     * task stays in the write until Jedis' read timeout (5 s here). Its write is still refused if
-     * it ever arrives (safety holds); what fails is the bound on the call. Core runs fenced writes
-     * on the caller's thread through the template, unbounded by the elector.
+     * thread is interrupted. A Jedis socket read ignores that, so on a blocking client the core
+     * waits for the write on its pool and the interrupt frees the caller at once; the write is
+     * still refused if it ever arrives.
      */
     @Test
-    @Tag("core-defect")
     void leaderTaskInAFencedWriteIsReleasedWhenItsTermEndsOnJedis(RedisServer server, TestInfo info)
             throws Exception {
         try (Harness harness = jedis(info, server)) {
