@@ -60,7 +60,9 @@ interface ScriptRunner {
     static ScriptRunner of(RedisOperations<String, String> redis, RedisConnectionFactory factory) {
         if (factory instanceof LettuceConnectionFactory lettuce
                 && lettuce.getShareNativeConnection()) {
-            return new Async(lettuce);
+            synchronized (Async.BY_FACTORY) {
+                return Async.BY_FACTORY.computeIfAbsent(lettuce, Async::new);
+            }
         }
         if (factory instanceof ReactiveRedisConnectionFactory) {
             return Reactive.of(factory);
