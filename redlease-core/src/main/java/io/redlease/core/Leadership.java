@@ -1,6 +1,7 @@
 package io.redlease.core;
 
 import io.redlease.core.Observer.Operation;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -116,25 +117,37 @@ final class Leadership {
 
     // Renewing.
 
+    /**
+     * Sends a renewal, bounded by the renew interval and the time left. A renewal that got no reply
+     * within its bound is not sent again while it is still in flight: the next tick waits for the
+     * same one (while Redis stalls, one renewal per term queues up, not one per tick), and its
+     * reply still counts, from its own send time, if it comes before the deadline.
+     */
     private void renew(Lease lease) {
         if (this.lease != lease || lease.ending) {
             return;
         }
-        long sentAt = clock.getAsLong();
-        long budget = campaign.ttl - (sentAt - lease.lastRenewal);
+        long now = clock.getAsLong();
+        long budget = campaign.ttl - (now - lease.lastRenewal);
         if (budget <= 0) {
             endTerm(StepDownReason.EXPIRED);
             return;
         }
+        CompletableFuture<Boolean> pending = lease.pendingRenewal;
+        boolean resend = pending == null || pending.isDone();
+        long sentAt = resend ? now : lease.pendingSentAt;
         long token = lease.term.token();
-        campaign.roundTrips()
-                .call(
-                        () -> campaign.protocol.renew(token),
-                        Math.min(campaign.renewInterval, budget),
-                        true,
-                        Operation.RENEW,
-                        "renew",
-                        (extended, error) -> onRenewReply(lease, sentAt, extended, error));
+        CompletableFuture<Boolean> renewal =
+                campaign.roundTrips()
+                        .call(
+                                resend ? () -> campaign.protocol.renew(token) : () -> pending,
+                                Math.min(campaign.renewInterval, budget),
+                                false,
+                                Operation.RENEW,
+                                "renew",
+                                (extended, error) -> onRenewReply(lease, sentAt, extended, error));
+        lease.pendingRenewal = renewal;
+        lease.pendingSentAt = sentAt;
     }
 
     private void onRenewReply(
@@ -376,6 +389,11 @@ final class Leadership {
         @Nullable ScheduledFuture<?> timer;
 
         @Nullable ScheduledFuture<?> watchdog;
+
+        /** The last renewal sent, which may still wait for its reply, and its send time. */
+        @Nullable CompletableFuture<Boolean> pendingRenewal;
+
+        long pendingSentAt;
 
         StepDownReason reason = StepDownReason.SHUTDOWN;
 

@@ -36,8 +36,12 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  * term's {@link Term#remaining()} as the stall begins and reports that count as "bound by the TTL"
  * next to the step-downs it saw.
  *
- * <p>Usage: {@code ScaleBenchmark [--elections 10000] [--stall 4000] [--steady 15] [--out
- * benchmarks/target/scale]}.
+ * <p>The electors start spread evenly over {@code --spread} (default: none, all at once); spread
+ * over one renew interval, their renewals fall at uniformly random phases, the worst case for a
+ * stall.
+ *
+ * <p>Usage: {@code ScaleBenchmark [--elections 10000] [--stall 4000] [--steady 15] [--spread 0]
+ * [--out benchmarks/target/scale]}.
  */
 public final class ScaleBenchmark {
 
@@ -53,23 +57,26 @@ public final class ScaleBenchmark {
         int elections = 10_000;
         Duration stall = Duration.ofMillis(4000);
         Duration steady = Duration.ofSeconds(15);
+        Duration spread = Duration.ZERO;
         Path out = Path.of("benchmarks/target/scale");
         for (int i = 0; i < args.length; i += 2) {
             switch (args[i]) {
                 case "--elections" -> elections = Integer.parseInt(args[i + 1]);
                 case "--stall" -> stall = Duration.ofMillis(Long.parseLong(args[i + 1]));
                 case "--steady" -> steady = Duration.ofSeconds(Long.parseLong(args[i + 1]));
+                case "--spread" -> spread = Duration.ofMillis(Long.parseLong(args[i + 1]));
                 case "--out" -> out = Path.of(args[i + 1]);
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
         try (RedisServer redis = BenchRedis.start()) {
-            new ScaleBenchmark().run(redis, elections, stall, steady, out);
+            new ScaleBenchmark().run(redis, elections, stall, steady, spread, out);
         }
         System.exit(0);
     }
 
-    private void run(RedisServer redis, int n, Duration stall, Duration steady, Path out)
+    private void run(
+            RedisServer redis, int n, Duration stall, Duration steady, Duration spread, Path out)
             throws Exception {
         LettuceConnectionFactory factory = BenchRedis.lettuce(redis.port());
         StringRedisTemplate template = new StringRedisTemplate(factory);
@@ -107,7 +114,13 @@ public final class ScaleBenchmark {
                             ElectorConfig.builder("scale-" + i).observer(counting).build()));
         }
         long startedAt = System.nanoTime();
-        electors.forEach(Elector::start);
+        for (int i = 0; i < n; i++) {
+            electors.get(i).start();
+            long due = startedAt + spread.toNanos() * (i + 1) / n;
+            while (System.nanoTime() < due) {
+                Thread.onSpinWait(); // spreading the starts, not synchronising
+            }
+        }
         await(() -> electors.stream().allMatch(Elector::isLeader), Duration.ofMinutes(3));
         Duration allLeading = Duration.ofNanos(System.nanoTime() - startedAt);
         Thread.sleep(steady.toMillis()); // the steady window being measured
@@ -140,6 +153,7 @@ public final class ScaleBenchmark {
                         - lostWhileStarting.values().stream().mapToLong(Integer::longValue).sum();
         StringBuilder md = new StringBuilder();
         md.append("# Scale: ").append(n).append(" elections in one JVM\n\n");
+        md.append("Started spread over ").append(spread.toMillis()).append(" ms.\n\n");
         md.append("Commit ").append(Machine.commit()).append("; ");
         md.append(Machine.describe(redis)).append("\n\n");
         md.append("| Measure | Value |\n|---|---|\n");
