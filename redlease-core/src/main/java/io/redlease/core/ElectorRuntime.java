@@ -64,7 +64,7 @@ final class ElectorRuntime {
                 new ThreadPoolExecutor(
                         CALLBACK_THREADS,
                         MAX_CALLBACK_THREADS,
-                        10,
+                        60,
                         TimeUnit.SECONDS,
                         callbackQueue,
                         runnable ->
