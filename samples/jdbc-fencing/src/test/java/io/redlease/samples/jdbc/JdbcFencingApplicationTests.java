@@ -4,12 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
+import io.redlease.boot.test.RedleaseTester;
+import io.redlease.boot.test.TestRedis;
 import io.redlease.core.Elector;
 import io.redlease.core.Term;
 import io.redlease.jdbc.FenceTable;
 import io.redlease.jdbc.FencedOutException;
-import io.redlease.test.RedisServer;
-import io.redlease.test.RedisServers;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -33,6 +33,7 @@ import org.springframework.transaction.support.TransactionTemplate;
  * rolled back in both; the hand-written conditional update refuses a stale token too.
  */
 @SpringBootTest(properties = "sample.interval=50ms")
+@TestRedis
 class JdbcFencingApplicationTests {
 
     private static final String TABLE = "fenced_state_test_" + System.nanoTime();
@@ -46,15 +47,14 @@ class JdbcFencingApplicationTests {
 
     @DynamicPropertySource
     static void services(DynamicPropertyRegistry registry) {
-        RedisServer server = RedisServers.shared();
-        registry.add("spring.data.redis.host", server::host);
-        registry.add("spring.data.redis.port", server::port);
         registry.add("redlease.name", () -> "{jdbc-test-" + System.nanoTime() + "}");
         registry.add("sample.table", () -> TABLE);
         registry.add("sample.account", () -> ACCOUNT);
     }
 
     @Autowired private Elector elector;
+
+    @Autowired private RedleaseTester tester;
 
     @Autowired private Settlements settlements;
 
@@ -84,8 +84,7 @@ class JdbcFencingApplicationTests {
 
     @Test
     void theLeaderSettlesUnderItsTermInBothTables() {
-        await().atMost(WAIT).until(elector::isLeader);
-        long token = elector.token().getAsLong();
+        long token = tester.awaitLeadership().token();
         await().atMost(WAIT)
                 .until(() -> entries().stream().anyMatch(entry -> entry.getToken() == token));
         assertBothTablesAgree();
@@ -94,8 +93,7 @@ class JdbcFencingApplicationTests {
 
     @Test
     void aStaleTermsSettlementIsRolledBackInBothTables() throws Exception {
-        await().atMost(WAIT).until(elector::isLeader);
-        Term older = elector.term().orElseThrow();
+        Term older = tester.awaitLeadership();
         CountDownLatch go = new CountDownLatch(1);
         CompletableFuture<LedgerEntry> stale = new CompletableFuture<>();
         CountDownLatch entered = new CountDownLatch(1);
