@@ -6,6 +6,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -125,6 +126,20 @@ final class Campaign {
 
     RoundTrips roundTrips() {
         return roundTrips;
+    }
+
+    /**
+     * Releases the lease of the given term, bounded by the renew interval, and hands the outcome to
+     * {@code next} on the loop: null, or the failure.
+     */
+    void release(long token, Consumer<@Nullable Throwable> next) {
+        roundTrips.call(
+                () -> protocol.release(token),
+                renewInterval,
+                true,
+                Operation.RELEASE,
+                "release",
+                (released, error) -> next.accept(error));
     }
 
     @Nullable LeaderTask task() {

@@ -307,20 +307,14 @@ final class Leadership {
     private void release(Lease lease) {
         lease.awaitingTask = false;
         cancel(lease);
-        long token = lease.term.token();
-        campaign.roundTrips()
-                .call(
-                        () -> campaign.protocol.release(token),
-                        campaign.renewInterval,
-                        true,
-                        Operation.RELEASE,
-                        "release",
-                        (released, error) -> {
-                            if (error != null) {
-                                campaign.notifyError(Operation.RELEASE, error);
-                            }
-                            steppedDown(lease);
-                        });
+        campaign.release(
+                lease.term.token(),
+                error -> {
+                    if (error != null) {
+                        campaign.notifyError(Operation.RELEASE, error);
+                    }
+                    steppedDown(lease);
+                });
     }
 
     /** Gives up waiting for a release that went wrong, and steps down. */

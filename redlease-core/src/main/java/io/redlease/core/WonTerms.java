@@ -70,25 +70,11 @@ final class WonTerms {
             campaign.notifyError(Operation.ACQUIRE, why);
         }
         long delay = campaign.pacing.afterError();
-        campaign.roundTrips()
-                .call(
-                        () -> campaign.protocol.release(token),
-                        campaign.renewInterval,
-                        true,
-                        Operation.RELEASE,
-                        "release",
-                        (released, releaseError) -> campaign.sleep(delay));
+        campaign.release(token, error -> campaign.sleep(delay));
     }
 
     /** Releases a won term that never started because the run is stopping. */
     private void releaseUnstarted(long token) {
-        campaign.roundTrips()
-                .call(
-                        () -> campaign.protocol.release(token),
-                        campaign.renewInterval,
-                        true,
-                        Operation.RELEASE,
-                        "release",
-                        (released, error) -> campaign.finish());
+        campaign.release(token, error -> campaign.finish());
     }
 }
