@@ -14,6 +14,8 @@ import org.springframework.util.backoff.ExponentialBackOff;
  */
 final class Pacing {
 
+    private static final long ONE_MILLISECOND = TimeUnit.MILLISECONDS.toNanos(1);
+
     private final ElectorConfig config;
 
     private final long ttl;
@@ -50,7 +52,9 @@ final class Pacing {
                 return lapse;
             }
             if (hearsReleases) {
-                return Math.min(lapse, ttl);
+                // Capped one millisecond past its own time to live, so that a holder with the
+                // same TTL that has just renewed is looked at once its lease lapses, not before.
+                return Math.min(lapse, ttl + ONE_MILLISECOND);
             }
         }
         return poll();
