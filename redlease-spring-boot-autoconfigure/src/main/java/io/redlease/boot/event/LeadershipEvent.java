@@ -7,8 +7,8 @@ import org.springframework.context.ApplicationEvent;
  * A leadership transition of one election in this application; the source is the {@link Elector}.
  *
  * <p>Events of one election are published in order on its callback lane, never on the threads that
- * renew the lease: a slow listener delays only the later events of its own election (hand long
- * work to an executor, for example with {@code @Async}, to keep them prompt).
+ * renew the lease: a slow listener delays only the later events of its own election (hand long work
+ * to an executor, for example with {@code @Async}, to keep them prompt).
  */
 public abstract class LeadershipEvent extends ApplicationEvent {
 

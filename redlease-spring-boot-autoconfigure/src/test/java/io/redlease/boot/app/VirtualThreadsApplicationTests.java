@@ -3,6 +3,7 @@ package io.redlease.boot.app;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.redlease.boot.event.LeadershipGrantedEvent;
 import io.redlease.core.Elector;
 import io.redlease.core.LeadershipContext;
 import io.redlease.core.annotation.LeaderOnly;
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.condition.JRE;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ApplicationListener;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -91,7 +93,7 @@ class VirtualThreadsApplicationTests {
         }
 
         /** {@code Thread.isVirtual()}, called reflectively since the code is compiled for 17. */
-        private static boolean isVirtual(Thread thread) {
+        static boolean isVirtual(Thread thread) {
             try {
                 return (Boolean) Thread.class.getMethod("isVirtual").invoke(thread);
             } catch (ReflectiveOperationException ex) {
@@ -112,9 +114,15 @@ class VirtualThreadsApplicationTests {
     @Test
     void leaderOnlyWorkRunsOnVirtualThreadsAndIsInterruptedAtTheEndOfItsTerm(RedisServer server) {
         String name = "redlease-virtual-threads-test:" + System.nanoTime();
+        List<Boolean> eventsOnVirtualThreads = new CopyOnWriteArrayList<>();
         try (ConfigurableApplicationContext context =
                 new SpringApplicationBuilder(TestApplication.class, ProbeConfiguration.class)
                         .web(WebApplicationType.NONE)
+                        .listeners(
+                                (ApplicationListener<LeadershipGrantedEvent>)
+                                        event ->
+                                                eventsOnVirtualThreads.add(
+                                                        Probe.isVirtual(Thread.currentThread())))
                         .properties(
                                 "spring.threads.virtual.enabled=true",
                                 "spring.data.redis.url=" + server.url(),
@@ -129,6 +137,9 @@ class VirtualThreadsApplicationTests {
             long token = elector.token().orElseThrow();
             await().until(() -> probe.ran().contains(token));
             assertThat(probe.virtual()).isNotEmpty().containsOnly(true);
+            // Leadership events run on the application task executor: virtual threads too.
+            await().until(() -> !eventsOnVirtualThreads.isEmpty());
+            assertThat(eventsOnVirtualThreads).containsOnly(true);
 
             assertThat(server.command("GET", name + ":probe")).isEqualTo(Long.toString(token));
 
