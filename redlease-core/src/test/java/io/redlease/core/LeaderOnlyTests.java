@@ -391,6 +391,7 @@ class LeaderOnlyTests {
         public void work() {
             entered.countDown();
             try {
+                // Work that lasts until the term ends and interrupts it, not a synchronisation.
                 Thread.sleep(60_000);
             } catch (InterruptedException ex) {
                 Thread.currentThread().interrupt();

@@ -73,6 +73,7 @@ class TermTests {
     private static void sleepUntilInterrupted(CountDownLatch started) {
         started.countDown();
         try {
+            // Work that lasts until the term ends and interrupts it, not a synchronisation.
             Thread.sleep(60_000);
         } catch (InterruptedException ex) {
             Thread.currentThread().interrupt();
