@@ -15,9 +15,12 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 final class Subscription {
 
     /**
-     * Subscribes and unsubscribes one election at a time (the listener container serialises them
-     * anyway); its one thread ends when idle.
+     * Subscribes and unsubscribes, on up to {@value #SUBSCRIBING_THREADS} threads that end when
+     * idle: a subscription change that waits for Redis (a refused UNSUBSCRIBE waits for its
+     * confirmation) holds up only its own thread.
      */
+    private static final int SUBSCRIBING_THREADS = 4;
+
     private static final ThreadPoolExecutor SUBSCRIBING = subscribing();
 
     private final Campaign campaign;
@@ -80,8 +83,8 @@ final class Subscription {
     private static ThreadPoolExecutor subscribing() {
         ThreadPoolExecutor executor =
                 new ThreadPoolExecutor(
-                        1,
-                        1,
+                        SUBSCRIBING_THREADS,
+                        SUBSCRIBING_THREADS,
                         2,
                         TimeUnit.SECONDS,
                         new LinkedBlockingQueue<>(),
