@@ -195,7 +195,10 @@ class JedisTests {
                                     && n >= 1);
             long stop = System.nanoTime();
             a.close();
-            Awaitility.await().atMost(Duration.ofSeconds(15)).until(b::isLeader);
+            // Its election is recorded by its observer, on the election's lane: wait for it.
+            Awaitility.await()
+                    .atMost(Duration.ofSeconds(15))
+                    .until(() -> b.isLeader() && !harness.history.elections("b").isEmpty());
             long handOff = b.lastElection().at() - stop;
             Figures.duration("jedis: graceful hand-off", handOff);
             assertThat(Duration.ofNanos(handOff))

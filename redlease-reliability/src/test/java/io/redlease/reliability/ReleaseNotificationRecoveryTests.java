@@ -91,7 +91,11 @@ class ReleaseNotificationRecoveryTests {
         assertThat(b.isLeader()).isFalse();
         long stop = System.nanoTime();
         a.close();
-        harness.await("b takes over", Duration.ofSeconds(15), b::isLeader);
+        // Its election is recorded by its observer, on the election's lane: wait for the record.
+        harness.await(
+                "b takes over",
+                Duration.ofSeconds(15),
+                () -> b.isLeader() && !harness.history.elections("b").isEmpty());
         long handOff = b.lastElection().at() - stop;
         Figures.duration("release notifications: hand-off after the " + what, handOff);
         assertThat(Duration.ofNanos(handOff))
