@@ -68,6 +68,16 @@ final class Candidate implements Observer, AutoCloseable {
         return elector.isLeader();
     }
 
+    /**
+     * Returns whether the current term's election is in the history: the observer records it on the
+     * election's callback lane, a moment after the elector starts leading.
+     */
+    boolean recordedCurrentTerm() {
+        java.util.OptionalLong token = elector.token();
+        return token.isPresent()
+                && history.elections(id).stream().anyMatch(e -> e.token() == token.getAsLong());
+    }
+
     private void lead(Term term) {
         long token = term.token();
         interruptedAt = 0;

@@ -216,7 +216,7 @@ final class Harness implements AutoCloseable {
         Awaitility.await()
                 .atMost(scaled(atMost))
                 .pollInterval(Duration.ofMillis(2))
-                .until(candidate::isLeader);
+                .until(() -> candidate.isLeader() && candidate.recordedCurrentTerm());
         return candidate;
     }
 
