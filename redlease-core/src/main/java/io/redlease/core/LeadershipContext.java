@@ -1,5 +1,6 @@
 package io.redlease.core;
 
+import io.redlease.core.annotation.SlotJobs;
 import java.util.Optional;
 import java.util.OptionalLong;
 import org.jspecify.annotations.Nullable;
@@ -68,6 +69,14 @@ public final class LeadershipContext {
      */
     public Optional<Term> boundTerm() {
         return Optional.ofNullable(BoundTerms.of(elector()));
+    }
+
+    /**
+     * Returns the slot that the calling thread's once-per-slot run is doing ({@code
+     * LeaderOnly(oncePerSlot = true)}), or empty elsewhere.
+     */
+    public Optional<Slot> slot() {
+        return SlotJobs.current();
     }
 
     /** Returns the fencer of {@link #term()}, or empty when not leading. */

@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -192,6 +193,18 @@ final class LeaseProtocol {
         return Optional.of(
                 new Elector.LeaseHolder(
                         String.valueOf(reply.get(0)), pttl >= 0 ? Duration.ofMillis(pttl) : null));
+    }
+
+    /** Reads a hash's fields and values; empty when the hash does not exist. */
+    Map<String, String> readHash(String key) {
+        List<Object> reply = redis.execute(Scripts.READ_HASH, STRING, listReader(), List.of(key));
+        Map<String, String> entries = new HashMap<>();
+        if (reply != null) {
+            for (int i = 0; i + 1 < reply.size(); i += 2) {
+                entries.put(String.valueOf(reply.get(i)), String.valueOf(reply.get(i + 1)));
+            }
+        }
+        return entries;
     }
 
     boolean set(long token, String key, String value) {

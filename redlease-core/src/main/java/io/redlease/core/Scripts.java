@@ -33,6 +33,8 @@ final class Scripts {
 
     static final RedisScript<List<Object>> HOLDER = RedisScript.of(load("holder.lua"), LIST);
 
+    static final RedisScript<List<Object>> READ_HASH = RedisScript.of(load("read-hash.lua"), LIST);
+
     static final RedisScript<Long> FENCE_SET = inline("redis.call('SET', KEYS[2], ARGV[2])");
 
     static final RedisScript<Long> FENCE_HSET =

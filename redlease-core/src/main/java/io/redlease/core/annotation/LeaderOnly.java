@@ -39,6 +39,24 @@ public @interface LeaderOnly {
     /** Whether the thread running the call is interrupted when the term ends during it. */
     boolean interruptOnStepDown() default true;
 
+    /**
+     * Whether a {@code @Scheduled} method runs once per slot across instances and failovers: each
+     * slot of its trigger completes at least once, and never runs again after it completed. The
+     * latest completed slot is kept in Redis and marked through the fence of the term that ran it;
+     * slots missed while no instance led are handled as {@link #missedSlots()} says. The running
+     * code reads its slot from {@link io.redlease.core.LeadershipContext#slot()}.
+     */
+    boolean oncePerSlot() default false;
+
+    /** What a once-per-slot job does with slots missed while no instance ran them. */
+    MissedSlots missedSlots() default MissedSlots.DEFAULT;
+
+    /**
+     * The most missed slots {@link MissedSlots#RUN_ALL} runs at once; 0 takes {@code
+     * redlease.scheduling.max-catch-up} (by default 10).
+     */
+    int maxCatchUp() default 0;
+
     /** What a {@code @LeaderOnly} call does when this instance does not lead. */
     enum WhenNotLeader {
         /** Return without running the method. */

@@ -30,6 +30,8 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
 
     private final Supplier<Elections> elections;
 
+    private final SlotJobs slotJobs;
+
     /** The annotation that applies to each method and target class, looked up once. */
     private final Map<MethodClassKey, Optional<LeaderOnly>> annotations = new ConcurrentHashMap<>();
 
@@ -37,9 +39,11 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
      * Creates the interceptor.
      *
      * @param elections supplies the application's elections, looked up at the first call
+     * @param slotJobs the once-per-slot jobs
      */
-    LeaderOnlyInterceptor(Supplier<Elections> elections) {
+    LeaderOnlyInterceptor(Supplier<Elections> elections, SlotJobs slotJobs) {
         this.elections = elections;
+        this.slotJobs = slotJobs;
     }
 
     @Override
@@ -57,6 +61,15 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
             return invocation.proceed();
         }
         Elector elector = elections.get().get(leaderOnly.value());
+        if (leaderOnly.oncePerSlot()) {
+            SlotJob job = slotJobs.find(target, method.getName());
+            if (job != null) {
+                Object result = job.invoke(invocation);
+                return result == SlotJob.NOT_LEADER
+                        ? notLeader(method, leaderOnly, elector)
+                        : result;
+            }
+        }
         Term term = elector.term().orElse(null);
         if (term == null || !term.isActive()) {
             return notLeader(method, leaderOnly, elector);
@@ -75,7 +88,7 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
     }
 
     /** One intercepted call, named after its method in the WARN of a forced stop. */
-    private record Call(MethodInvocation invocation) implements Callable<@Nullable Object> {
+    record Call(MethodInvocation invocation) implements Callable<@Nullable Object> {
 
         @Override
         public @Nullable Object call() throws Exception {

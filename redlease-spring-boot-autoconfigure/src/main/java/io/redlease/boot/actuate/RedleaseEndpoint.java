@@ -3,8 +3,11 @@ package io.redlease.boot.actuate;
 import io.redlease.boot.health.RedleaseHealthIndicator;
 import io.redlease.core.Elections;
 import io.redlease.core.Elector;
+import io.redlease.core.annotation.SlotJobs;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.actuate.endpoint.Access;
@@ -15,8 +18,9 @@ import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 
 /**
- * The {@code redlease} actuator endpoint: each election's role, token, current holder and lease
- * time left (read), and resignation (write).
+ * The {@code redlease} actuator endpoint: each election's role, token, current holder, lease time
+ * left and once-per-slot jobs with their last completed and next due slots (read), and resignation
+ * (write).
  *
  * <p>Its default access is read-only: resigning needs {@code
  * management.endpoint.redlease.access=unrestricted}, and like every endpoint but health it is not
@@ -27,20 +31,34 @@ public class RedleaseEndpoint {
 
     private final Elections elections;
 
+    private final @Nullable SlotJobs slotJobs;
+
     /**
      * Creates the endpoint.
      *
      * @param elections the application's elections
      */
     public RedleaseEndpoint(Elections elections) {
+        this(elections, null);
+    }
+
+    /**
+     * Creates the endpoint.
+     *
+     * @param elections the application's elections
+     * @param slotJobs the once-per-slot jobs, or null
+     */
+    public RedleaseEndpoint(Elections elections, @Nullable SlotJobs slotJobs) {
         this.elections = elections;
+        this.slotJobs = slotJobs;
     }
 
     /** Returns every election's state, by election id. */
     @ReadOperation
     public Map<String, ElectionDescriptor> elections() {
         Map<String, ElectionDescriptor> result = new LinkedHashMap<>();
-        elections.asMap().forEach((id, elector) -> result.put(id, describe(elector)));
+        List<SlotJobs.JobView> jobs = jobs();
+        elections.asMap().forEach((id, elector) -> result.put(id, describe(id, elector, jobs)));
         return result;
     }
 
@@ -52,7 +70,11 @@ public class RedleaseEndpoint {
      */
     @ReadOperation
     public @Nullable ElectionDescriptor election(@Selector String id) {
-        return elections.find(id).map(RedleaseEndpoint::describe).orElse(null);
+        List<SlotJobs.JobView> jobs = jobs();
+        return elections
+                .find(id)
+                .map(elector -> describe(id.isEmpty() ? Elections.DEFAULT : id, elector, jobs))
+                .orElse(null);
     }
 
     /**
@@ -76,10 +98,18 @@ public class RedleaseEndpoint {
                                                         + elections.ids(),
                                                 "No such election"));
         elector.resign();
-        return describe(elector);
+        return describe(
+                election == null || election.isEmpty() ? Elections.DEFAULT : election,
+                elector,
+                jobs());
     }
 
-    private static ElectionDescriptor describe(Elector elector) {
+    private List<SlotJobs.JobView> jobs() {
+        return slotJobs == null ? List.of() : slotJobs.jobs();
+    }
+
+    private static ElectionDescriptor describe(
+            String id, Elector elector, List<SlotJobs.JobView> jobs) {
         Elector.LeaseHolder holder = null;
         String error = null;
         try {
@@ -95,7 +125,19 @@ public class RedleaseEndpoint {
                 elector.token().isPresent() ? elector.token().getAsLong() : null,
                 holder == null ? null : holder.instanceId(),
                 remaining == null ? null : remaining.toMillis(),
-                error);
+                error,
+                jobs.stream()
+                        .filter(job -> job.election().equals(id))
+                        .map(
+                                job ->
+                                        new JobDescriptor(
+                                                job.job(),
+                                                job.trigger(),
+                                                job.missedSlots().name(),
+                                                job.lastCompletedSlot(),
+                                                job.lastCompletion(),
+                                                job.nextDueSlot()))
+                        .toList());
     }
 
     /**
@@ -108,6 +150,7 @@ public class RedleaseEndpoint {
      * @param holder the instance id that holds the lease in Redis, if any
      * @param leaseMillisLeft the lease's remaining time in milliseconds, if held with an expiry
      * @param holderError why the holder could not be read, if it could not
+     * @param jobs the election's once-per-slot jobs
      */
     public record ElectionDescriptor(
             String name,
@@ -116,5 +159,24 @@ public class RedleaseEndpoint {
             @Nullable Long token,
             @Nullable String holder,
             @Nullable Long leaseMillisLeft,
-            @Nullable String holderError) {}
+            @Nullable String holderError,
+            List<JobDescriptor> jobs) {}
+
+    /**
+     * A once-per-slot job, with its ledger as Redis has it.
+     *
+     * @param job the job's id (bean name and method name)
+     * @param trigger the job's {@code @Scheduled} trigger
+     * @param missedSlots what the job does with missed slots
+     * @param lastCompletedSlot the latest completed slot, if any (or if Redis could be read)
+     * @param lastCompletion when that slot's run completed
+     * @param nextDueSlot the slot after the completed one
+     */
+    public record JobDescriptor(
+            String job,
+            String trigger,
+            String missedSlots,
+            @Nullable Instant lastCompletedSlot,
+            @Nullable Instant lastCompletion,
+            @Nullable Instant nextDueSlot) {}
 }

@@ -2,7 +2,10 @@ package io.redlease.boot.autoconfigure;
 
 import io.redlease.core.annotation.LeaderOnly;
 import io.redlease.core.annotation.LeaderOnlyAnnotationBeanPostProcessor;
+import io.redlease.core.annotation.MissedSlots;
+import io.redlease.core.annotation.SlotJobs;
 import org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvisingPostProcessor;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -37,6 +40,42 @@ public final class LeaderOnlyAutoConfiguration {
             // this post-processor runs: go in front of its advisors.
             postProcessor.setBeforeExistingAdvisors(true);
             return postProcessor;
+        }
+
+        @Bean
+        @ConditionalOnMissingBean
+        SlotJobs redleaseSlotJobs(
+                LeaderOnlyAnnotationBeanPostProcessor postProcessor,
+                ObjectProvider<RedleaseProperties> properties) {
+            SlotJobs jobs = postProcessor.slotJobs();
+            RedleaseProperties.Scheduling scheduling =
+                    properties.getIfAvailable(RedleaseProperties::new).getScheduling();
+            if (scheduling.getMissedSlots() == MissedSlots.DEFAULT) {
+                throw new InvalidRedleasePropertyException(
+                        "redlease.scheduling.missed-slots",
+                        scheduling.getMissedSlots(),
+                        "the default for missed slots must be a policy, not DEFAULT",
+                        "Set redlease.scheduling.missed-slots to RUN_LATEST, SKIP or RUN_ALL.",
+                        null);
+            }
+            if (scheduling.getMaxCatchUp() < 1) {
+                throw new InvalidRedleasePropertyException(
+                        "redlease.scheduling.max-catch-up",
+                        scheduling.getMaxCatchUp(),
+                        "the most missed slots RUN_ALL runs at once must be at least 1",
+                        "Set redlease.scheduling.max-catch-up to 1 or more; the default is "
+                                + SlotJobs.DEFAULT_MAX_CATCH_UP
+                                + ".",
+                        null);
+            }
+            jobs.setDefaults(scheduling.getMissedSlots(), scheduling.getMaxCatchUp());
+            return jobs;
+        }
+
+        /** Has each election's once-per-slot jobs catch up right after it is won. */
+        @Bean
+        ElectorCustomizer redleaseSlotJobsCustomizer(SlotJobs jobs) {
+            return (id, builder) -> builder.observer(jobs.observer(id));
         }
     }
 

@@ -1,5 +1,7 @@
 package io.redlease.boot.autoconfigure;
 
+import io.redlease.core.annotation.MissedSlots;
+import io.redlease.core.annotation.SlotJobs;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -53,6 +55,9 @@ public class RedleaseProperties {
 
     /** Extra elections, by id; each inherits the settings it does not set. */
     private Map<String, Election> elections = new LinkedHashMap<>();
+
+    /** Defaults of once-per-slot scheduled jobs ({@code @LeaderOnly(oncePerSlot = true)}). */
+    private final Scheduling scheduling = new Scheduling();
 
     public boolean isEnabled() {
         return enabled;
@@ -134,11 +139,44 @@ public class RedleaseProperties {
         return elections;
     }
 
+    public Scheduling getScheduling() {
+        return scheduling;
+    }
+
     public void setElections(Map<String, Election> elections) {
         this.elections = elections;
     }
 
     /** Replica acknowledgement settings. */
+    public static class Scheduling {
+
+        /**
+         * What a once-per-slot job does with slots missed while no instance ran them, unless its
+         * annotation says: RUN_LATEST runs the most recent once right after election, SKIP runs
+         * none, RUN_ALL runs them all, oldest first, up to max-catch-up.
+         */
+        private MissedSlots missedSlots = MissedSlots.RUN_LATEST;
+
+        /** The most missed slots RUN_ALL runs at once; older ones are dropped. At least 1. */
+        private int maxCatchUp = SlotJobs.DEFAULT_MAX_CATCH_UP;
+
+        public MissedSlots getMissedSlots() {
+            return missedSlots;
+        }
+
+        public void setMissedSlots(MissedSlots missedSlots) {
+            this.missedSlots = missedSlots;
+        }
+
+        public int getMaxCatchUp() {
+            return maxCatchUp;
+        }
+
+        public void setMaxCatchUp(int maxCatchUp) {
+            this.maxCatchUp = maxCatchUp;
+        }
+    }
+
     public static class ReplicaAcknowledgement {
 
         /**

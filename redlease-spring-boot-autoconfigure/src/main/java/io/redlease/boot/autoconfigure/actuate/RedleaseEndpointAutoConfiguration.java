@@ -3,6 +3,8 @@ package io.redlease.boot.autoconfigure.actuate;
 import io.redlease.boot.actuate.RedleaseEndpoint;
 import io.redlease.boot.autoconfigure.RedleaseAutoConfiguration;
 import io.redlease.core.Elections;
+import io.redlease.core.annotation.SlotJobs;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -19,7 +21,7 @@ public final class RedleaseEndpointAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    RedleaseEndpoint redleaseEndpoint(Elections elections) {
-        return new RedleaseEndpoint(elections);
+    RedleaseEndpoint redleaseEndpoint(Elections elections, ObjectProvider<SlotJobs> slotJobs) {
+        return new RedleaseEndpoint(elections, slotJobs.getIfAvailable());
     }
 }

@@ -1,9 +1,13 @@
 package io.redlease.boot.autoconfigure.metrics;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.MeterBinder;
 import io.redlease.boot.autoconfigure.ElectorCustomizer;
 import io.redlease.boot.autoconfigure.RedleaseAutoConfiguration;
 import io.redlease.boot.metrics.RedleaseMetrics;
+import io.redlease.boot.metrics.SlotMetrics;
+import io.redlease.core.annotation.SlotJobs;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -26,6 +30,12 @@ public final class RedleaseMetricsAutoConfiguration {
     @ConditionalOnMissingBean
     RedleaseMetrics redleaseMetrics() {
         return new RedleaseMetrics();
+    }
+
+    /** Meters of once-per-slot jobs, when {@code @LeaderOnly} is applied. */
+    @Bean
+    MeterBinder redleaseSlotMetrics(ObjectProvider<SlotJobs> jobs) {
+        return registry -> jobs.ifAvailable(found -> new SlotMetrics(found).bindTo(registry));
     }
 
     @Bean
