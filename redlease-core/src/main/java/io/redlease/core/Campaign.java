@@ -281,27 +281,13 @@ final class Campaign {
         }
         pacing.reset();
         if (reply.token() >= LeaseProtocol.MAX_TOKEN) {
-            // Lua compares tokens as doubles: from 2^53 on the fence is no longer exact, and
-            // every fenced write of such a term is refused. Do not start it.
-            wonTerms.abandon(
-                    reply.token(),
-                    new IllegalStateException(
-                            "redlease: the token counter of '"
-                                    + elector.name()
-                                    + "' reached "
-                                    + reply.token()
-                                    + ", at or above 2^53; reset <name>:fence and"
-                                    + " <name>:fence:applied below it"));
+            wonTerms.tokenExhausted(reply.token());
             return;
         }
         if (reply.token() > 0) {
             wasFollower = false;
             wakeRequested = false;
-            if (config.replicaAcknowledgements() > 0) {
-                wonTerms.confirm(reply.token(), sentAt);
-            } else {
-                lead(reply.token(), sentAt);
-            }
+            wonTerms.start(reply.token(), sentAt);
             return;
         }
         if (!wasFollower) {
