@@ -64,20 +64,11 @@ final class Campaign {
 
     private final Leadership leadership;
 
-    private final CallGate gate = new CallGate();
-
-    private final CompletableFuture<Void> done = new CompletableFuture<>();
-
-    private volatile boolean stopRequested;
-
-    /** When stopping stops waiting for work in flight, by {@link System#nanoTime()}. */
-    private volatile long stopDeadline;
+    private final Stopping stopping;
 
     // Confined to the loop thread from here on.
 
     private volatile Phase phase = Phase.SLEEPING;
-
-    private boolean stopping;
 
     private boolean wasFollower;
 
@@ -108,6 +99,7 @@ final class Campaign {
         this.wonTerms = new WonTerms(this, config);
         this.roundTrips = new RoundTrips(this);
         this.leadership = new Leadership(this, runtime.otherLoop(loop), config);
+        this.stopping = new Stopping(this, leadership, lane);
         this.subscription = new Subscription(this);
     }
 
@@ -117,11 +109,11 @@ final class Campaign {
     }
 
     CompletableFuture<Void> done() {
-        return done;
+        return stopping.done();
     }
 
     CallGate gate() {
-        return gate;
+        return stopping.gate();
     }
 
     RoundTrips roundTrips() {
@@ -147,11 +139,11 @@ final class Campaign {
     }
 
     boolean stopRequested() {
-        return stopRequested;
+        return stopping.requested();
     }
 
     long stopDeadline() {
-        return stopDeadline;
+        return stopping.deadline();
     }
 
     /** Runs a step on the loop, guarded. */
@@ -175,42 +167,13 @@ final class Campaign {
         }
     }
 
-    /**
-     * Asks the run to end. Calls in flight in the term get until the drain timeout to return (none
-     * is admitted meanwhile); then the term ends, which interrupts the leader task and the calls
-     * still running, the lease is released and the run finishes. See {@link Leadership#endTerm}.
-     */
+    /** Asks the run to end; see {@link Stopping#request}. */
     void requestStop(long drainNanos) {
-        stopDeadline = System.nanoTime() + drainNanos;
-        stopRequested = true;
-        gate.close();
-        ScheduledFuture<?> deadline = schedule(this::onDrainDeadline, drainNanos);
-        gate.drained()
-                .thenRun(
-                        () -> {
-                            deadline.cancel(false);
-                            execute(this::onStopRequested);
-                        });
+        stopping.request(drainNanos);
     }
 
-    private void onDrainDeadline() {
-        for (String call : gate.describeInFlight()) {
-            logger.warn(
-                    "redlease: stopping '"
-                            + elector.name()
-                            + "' after its drain timeout; interrupting "
-                            + call
-                            + ", still running in term "
-                            + leadership.token());
-        }
-        onStopRequested();
-    }
-
-    private void onStopRequested() {
-        if (stopping) {
-            return;
-        }
-        stopping = true;
+    /** Called by stopping, once, to end the run: what ends it depends on the phase. */
+    void onStopRequested() {
         switch (phase) {
             case SLEEPING -> finish();
             case LEADING -> leadership.endTerm(StepDownReason.SHUTDOWN);
@@ -232,7 +195,7 @@ final class Campaign {
     }
 
     void wakeOnLoop() {
-        if (stopRequested || leadership.leading()) {
+        if (stopRequested() || leadership.leading()) {
             return;
         }
         if (phase == Phase.SLEEPING && timer != null) {
@@ -257,7 +220,7 @@ final class Campaign {
 
     private void attempt() {
         timer = null;
-        if (stopRequested) {
+        if (stopRequested()) {
             finish();
             return;
         }
@@ -308,7 +271,7 @@ final class Campaign {
                                                     + " ms left"));
         }
         if (reply == null) {
-            if (stopRequested) {
+            if (stopRequested()) {
                 finish();
                 return;
             }
@@ -318,27 +281,13 @@ final class Campaign {
         }
         pacing.reset();
         if (reply.token() >= LeaseProtocol.MAX_TOKEN) {
-            // Lua compares tokens as doubles: from 2^53 on the fence is no longer exact, and
-            // every fenced write of such a term is refused. Do not start it.
-            wonTerms.abandon(
-                    reply.token(),
-                    new IllegalStateException(
-                            "redlease: the token counter of '"
-                                    + elector.name()
-                                    + "' reached "
-                                    + reply.token()
-                                    + ", at or above 2^53; reset <name>:fence and"
-                                    + " <name>:fence:applied below it"));
+            wonTerms.tokenExhausted(reply.token());
             return;
         }
         if (reply.token() > 0) {
             wasFollower = false;
             wakeRequested = false;
-            if (config.replicaAcknowledgements() > 0) {
-                wonTerms.confirm(reply.token(), sentAt);
-            } else {
-                lead(reply.token(), sentAt);
-            }
+            wonTerms.start(reply.token(), sentAt);
             return;
         }
         if (!wasFollower) {
@@ -355,7 +304,7 @@ final class Campaign {
     }
 
     void sleep(long delay) {
-        if (stopRequested) {
+        if (stopRequested()) {
             finish();
             return;
         }
@@ -368,9 +317,9 @@ final class Campaign {
     void lead(long token, long acquiredAt) {
         phase = Phase.LEADING;
         leadership.lead(token, acquiredAt);
-        if (stopRequested) {
+        if (stopRequested()) {
             // Won in the same instant the run was stopped: release at once.
-            stopping = true;
+            stopping.begunByCampaign();
             leadership.endTerm(StepDownReason.SHUTDOWN);
         }
     }
@@ -384,7 +333,7 @@ final class Campaign {
 
     /** Called by the leadership after the term's lease was released (or the release failed). */
     void onSteppedDown() {
-        if (stopRequested) {
+        if (stopRequested()) {
             finish();
         } else {
             sleep(pacing.poll());
@@ -406,7 +355,7 @@ final class Campaign {
                 leadership.endTerm(StepDownReason.INTERNAL_ERROR);
             } else if (leadership.steppingDown()) {
                 leadership.abandonRelease();
-            } else if (stopRequested) {
+            } else if (stopRequested()) {
                 finish();
             } else {
                 sleep(pacing.afterError());
@@ -428,21 +377,7 @@ final class Campaign {
         subscription.close();
         elector.recordRoundTrip(null);
         elector.runEnded(this);
-        // The run is done once the observers have heard its last callback, or at the stop
-        // deadline (with a short grace) if a callback holds the lane.
-        lane.submit("stopped", () -> done.complete(null));
-        long grace = Math.max(stopDeadline - System.nanoTime(), TimeUnit.MILLISECONDS.toNanos(100));
-        loop.schedule(
-                () -> {
-                    if (done.complete(null)) {
-                        logger.warn(
-                                "redlease: '"
-                                        + elector.name()
-                                        + "' stopped while an observer callback still runs");
-                    }
-                },
-                grace,
-                TimeUnit.NANOSECONDS);
+        stopping.finished();
     }
 
     void cancelTimer() {

@@ -4,10 +4,7 @@ import java.time.Duration;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.ScheduledExecutorService;
 import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -57,20 +54,13 @@ public final class Elector implements AutoCloseable {
 
     private final Observer observer;
 
-    private final ElectorRuntime runtime;
-
     private final LeaseProtocol protocol;
 
     private final Lane lane;
 
     private final @Nullable RedisConnectionFactory connectionFactory;
 
-    private final AtomicReference<@Nullable Campaign> campaign = new AtomicReference<>();
-
-    /** The failure of the loop's last round trip, or null when it succeeded. */
-    private volatile @Nullable Throwable redisFailure;
-
-    private volatile @Nullable Term current;
+    private final RunControl runs;
 
     /**
      * Creates an elector over the given Redis operations; nothing runs until {@link #start}.
@@ -126,12 +116,12 @@ public final class Elector implements AutoCloseable {
         }
         this.config = config;
         this.observer = Observer.composite(config.observers());
-        this.runtime = runtime;
         this.protocol = new LeaseProtocol(redis, connectionFactory, config);
         this.lane =
                 new Lane(
                         config.name(),
                         config.callbackExecutor().orElse(ElectorRuntime.callbacks()));
+        this.runs = new RunControl(this, config, lane, runtime);
     }
 
     /** Returns whether the name contains a Redis Cluster hash tag: "{", one or more chars, "}". */
@@ -164,19 +154,19 @@ public final class Elector implements AutoCloseable {
      * fenced write: a token that went stale meanwhile is refused.
      */
     public OptionalLong token() {
-        Term term = current;
+        Term term = runs.current();
         return term == null ? OptionalLong.empty() : OptionalLong.of(term.token());
     }
 
     /** Returns a fencer for the current term, or empty when not leading. */
     public Optional<Fencer> fencer() {
-        Term term = current;
+        Term term = runs.current();
         return term == null ? Optional.empty() : Optional.of(term.fencer());
     }
 
     /** Returns the current term, or empty when not leading. */
     public Optional<Term> term() {
-        return Optional.ofNullable(current);
+        return Optional.ofNullable(runs.current());
     }
 
     /**
@@ -185,12 +175,12 @@ public final class Elector implements AutoCloseable {
      * fencer instead.
      */
     public boolean isLeader() {
-        return current != null;
+        return runs.current() != null;
     }
 
     /** Returns whether the elector has been started and not yet stopped. */
     public boolean isRunning() {
-        return campaign.get() != null;
+        return runs.running();
     }
 
     /**
@@ -199,7 +189,7 @@ public final class Elector implements AutoCloseable {
      * follower that reaches Redis is healthy, one that cannot is not.
      */
     public Optional<Throwable> redisFailure() {
-        return isRunning() ? Optional.ofNullable(redisFailure) : Optional.empty();
+        return isRunning() ? Optional.ofNullable(runs.redisFailure()) : Optional.empty();
     }
 
     /**
@@ -208,7 +198,7 @@ public final class Elector implements AutoCloseable {
      * term within moments; a health check may report it meanwhile.
      */
     public boolean isPastDeadline() {
-        Term term = current;
+        Term term = runs.current();
         return term != null && term.pastDeadline();
     }
 
@@ -242,7 +232,7 @@ public final class Elector implements AutoCloseable {
      * @throws IllegalStateException if the elector is already running
      */
     public void start(@Nullable LeaderTask task) {
-        begin(task).start();
+        runs.start(task);
     }
 
     /** Starts contending in the background without a task (token-driven style). */
@@ -258,21 +248,7 @@ public final class Elector implements AutoCloseable {
      * @throws IllegalStateException if the elector is already running
      */
     public void run(@Nullable LeaderTask task) {
-        Campaign run = begin(task);
-        if (Thread.currentThread().isInterrupted()) {
-            runEnded(run);
-            return;
-        }
-        run.start();
-        try {
-            run.done().get();
-        } catch (InterruptedException ex) {
-            stopAsync(config.drainTimeout());
-            awaitUninterruptibly(run.done());
-            Thread.currentThread().interrupt();
-        } catch (ExecutionException ex) {
-            throw new IllegalStateException("redlease: run failed", ex.getCause());
-        }
+        runs.run(task);
     }
 
     /**
@@ -280,11 +256,7 @@ public final class Elector implements AutoCloseable {
      * elector contends again (it may win again, with a new token). No effect when not leading.
      */
     public void resign() {
-        Campaign run = campaign.get();
-        Term term = current;
-        if (run != null && term != null) {
-            run.resign(term);
-        }
+        runs.resign();
     }
 
     /**
@@ -312,20 +284,7 @@ public final class Elector implements AutoCloseable {
      *     its term or an observer callback, where it cannot wait
      */
     public boolean stop(Duration drainTimeout) throws InterruptedException {
-        CompletableFuture<Void> stopped = stopAsync(drainTimeout);
-        if (ElectorRuntime.onLoopThread() || onOwnThread()) {
-            return stopped.isDone();
-        }
-        try {
-            // The run ends after the drain, the release (bounded by the renew interval) and the
-            // last callback (bounded by a short grace): this wait only guards against a defect.
-            stopped.get(drainTimeout.toNanos() + 2 * config.ttl().toNanos(), TimeUnit.NANOSECONDS);
-            return true;
-        } catch (TimeoutException ex) {
-            return false;
-        } catch (ExecutionException ex) {
-            return true;
-        }
+        return runs.stop(drainTimeout);
     }
 
     /**
@@ -343,18 +302,7 @@ public final class Elector implements AutoCloseable {
      * @return a future completed when the run has ended (already completed when not running)
      */
     public CompletableFuture<Void> stopAsync(Duration drainTimeout) {
-        if (drainTimeout == null || drainTimeout.isNegative()) {
-            throw new IllegalArgumentException(
-                    "redlease: drainTimeout must not be null or negative");
-        }
-        Campaign run = campaign.get();
-        if (run == null) {
-            return CompletableFuture.completedFuture(null);
-        }
-        if (!run.stopRequested()) {
-            run.requestStop(drainTimeout.toNanos());
-        }
-        return run.done();
+        return runs.stopAsync(drainTimeout);
     }
 
     /**
@@ -368,22 +316,17 @@ public final class Elector implements AutoCloseable {
 
     /** Wakes a sleeping follower so it tries to acquire now. */
     void wake() {
-        Campaign run = campaign.get();
-        if (run != null && current == null) {
-            run.wake();
-        }
+        runs.wake();
     }
 
     /** Returns whether the run follows, hears release announcements and sleeps until its look. */
     boolean idleFollower() {
-        Campaign run = campaign.get();
-        return run != null && run.idleFollower();
+        return runs.idleFollower();
     }
 
     /** Returns the loop thread's executor of the current run, or null when not running. */
-    java.util.concurrent.@Nullable ScheduledExecutorService loop() {
-        Campaign run = campaign.get();
-        return run == null ? null : run.loop;
+    @Nullable ScheduledExecutorService loop() {
+        return runs.loop();
     }
 
     LeaseProtocol protocol() {
@@ -399,7 +342,7 @@ public final class Elector implements AutoCloseable {
     }
 
     void recordRoundTrip(@Nullable Throwable failure) {
-        redisFailure = failure;
+        runs.recordRoundTrip(failure);
     }
 
     Observer observer() {
@@ -408,55 +351,21 @@ public final class Elector implements AutoCloseable {
 
     // Run bookkeeping, called by the campaign on its loop thread.
 
-    private Campaign begin(@Nullable LeaderTask task) {
-        Campaign run = new Campaign(this, task, runtime);
-        if (!campaign.compareAndSet(null, run)) {
-            throw new IllegalStateException(
-                    "redlease: Run called concurrently on the same Elector; use one Elector per"
-                            + " Run");
-        }
-        return run;
-    }
-
     void publish(Term term) {
-        current = term;
+        runs.publish(term);
     }
 
     void unpublish(Term term) {
-        if (current == term) {
-            current = null;
-        }
+        runs.unpublish(term);
     }
 
     void runEnded(Campaign run) {
-        campaign.compareAndSet(run, null);
-    }
-
-    /** Whether the calling thread works for this elector: its task, a bound call, a callback. */
-    private boolean onOwnThread() {
-        return BoundTerms.of(this) != null || lane.isCurrentThread();
+        runs.runEnded(run);
     }
 
     @Override
     public String toString() {
         return "Elector[" + name() + ", instanceId=" + instanceId() + "]";
-    }
-
-    private static void awaitUninterruptibly(CompletableFuture<Void> future) {
-        boolean interrupted = false;
-        while (true) {
-            try {
-                future.get();
-                break;
-            } catch (InterruptedException ex) {
-                interrupted = true;
-            } catch (ExecutionException ex) {
-                break;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
     }
 
     private static StringRedisTemplate stringTemplate(RedisConnectionFactory connectionFactory) {

@@ -1,16 +1,9 @@
 package io.redlease.core;
 
 import io.redlease.core.InvalidElectorConfigException.Setting;
-import java.net.InetAddress;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
-import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.Executor;
 import java.util.function.LongSupplier;
@@ -41,10 +34,6 @@ public final class ElectorConfig {
     public static final Duration DEFAULT_DRAIN_TIMEOUT =
             Duration.ofSeconds(DEFAULT_DRAIN_TIMEOUT_SECONDS);
 
-    static final Duration MIN_TTL = Duration.ofMillis(100);
-
-    static final Duration MIN_INTERVAL = Duration.ofMillis(1);
-
     private final String name;
 
     private final Duration ttl;
@@ -71,12 +60,13 @@ public final class ElectorConfig {
 
     private final @Nullable Executor callbackExecutor;
 
-    private ElectorConfig(Builder builder, Duration ttl, Duration renew, Duration acquire) {
+    private ElectorConfig(Builder builder, ConfigRules.Timings timings) {
         this.name = builder.name;
-        this.ttl = ttl;
-        this.renewInterval = renew;
-        this.acquireInterval = acquire;
-        this.instanceId = builder.instanceId.isEmpty() ? generateInstanceId() : builder.instanceId;
+        this.ttl = timings.ttl();
+        this.renewInterval = timings.renew();
+        this.acquireInterval = timings.acquire();
+        this.instanceId =
+                builder.instanceId.isEmpty() ? InstanceIds.generate() : builder.instanceId;
         this.observers = List.copyOf(builder.observers);
         this.leaseAwareScheduling = builder.leaseAwareScheduling;
         this.releaseNotifications = builder.releaseNotifications;
@@ -160,8 +150,7 @@ public final class ElectorConfig {
      * Returns how long an acquire attempt may take: min(acquire interval, ttl - renew interval).
      */
     Duration acquireTimeout() {
-        Duration rest = ttl.minus(renewInterval);
-        return acquireInterval.compareTo(rest) < 0 ? acquireInterval : rest;
+        return ConfigRules.acquireTimeout(ttl, renewInterval, acquireInterval);
     }
 
     /** Returns the monotonic clock, in nanoseconds, the elector measures its lease with. */
@@ -216,30 +205,6 @@ public final class ElectorConfig {
                 + ", instanceId="
                 + instanceId
                 + "]";
-    }
-
-    static String generateInstanceId() {
-        byte[] random = new byte[8];
-        new SecureRandom().nextBytes(random);
-        String hex = HexFormat.of().formatHex(random);
-        String host = hostName();
-        return host.isEmpty() ? hex : host + "-" + hex;
-    }
-
-    private static String hostName() {
-        String env = System.getenv("HOSTNAME");
-        if (env != null && !env.isBlank()) {
-            return env.trim();
-        }
-        try {
-            Path kernel = Path.of("/proc/sys/kernel/hostname");
-            if (Files.isReadable(kernel)) {
-                return Files.readString(kernel, StandardCharsets.UTF_8).trim();
-            }
-            return InetAddress.getLocalHost().getHostName().toLowerCase(Locale.ROOT);
-        } catch (Exception ex) {
-            return "";
-        }
     }
 
     /** Mutable builder of {@link ElectorConfig}; not thread-safe. */
@@ -357,7 +322,7 @@ public final class ElectorConfig {
          */
         public Builder replicaAcknowledgement(int replicas, Duration timeout) {
             if (replicas < 0) {
-                throw invalid(
+                throw ConfigRules.invalid(
                         Setting.REPLICA_ACKNOWLEDGEMENT,
                         "redlease: replica acknowledgement count must not be negative");
             }
@@ -377,7 +342,7 @@ public final class ElectorConfig {
          */
         public Builder drainTimeout(Duration drainTimeout) {
             if (required(drainTimeout, "drainTimeout").isNegative()) {
-                throw invalid(
+                throw ConfigRules.invalid(
                         Setting.DRAIN_TIMEOUT, "redlease: drain timeout must not be negative");
             }
             this.drainTimeout = drainTimeout;
@@ -413,62 +378,10 @@ public final class ElectorConfig {
          *     and words
          */
         public ElectorConfig build() {
-            if (name.isEmpty()) {
-                throw invalid(Setting.NAME, "redlease: empty Name");
-            }
-            if (ttl.isNegative() || renewInterval.isNegative() || acquireInterval.isNegative()) {
-                Setting negative =
-                        ttl.isNegative()
-                                ? Setting.TTL
-                                : renewInterval.isNegative()
-                                        ? Setting.RENEW_INTERVAL
-                                        : Setting.ACQUIRE_INTERVAL;
-                throw invalid(negative, "redlease: negative durations are not valid");
-            }
-            Duration ttl =
-                    Duration.ofMillis((this.ttl.isZero() ? DEFAULT_TTL : this.ttl).toMillis());
-            if (ttl.compareTo(MIN_TTL) < 0) {
-                throw invalid(Setting.TTL, "redlease: TTL must be at least 100ms");
-            }
-            Duration renew = renewInterval.isZero() ? ttl.dividedBy(3) : renewInterval;
-            Duration acquire = acquireInterval.isZero() ? ttl.dividedBy(2) : acquireInterval;
-            if (renew.compareTo(ttl.dividedBy(2)) > 0) {
-                throw invalid(
-                        Setting.RENEW_INTERVAL, "redlease: RenewInterval must be at most TTL/2");
-            }
-            if (acquire.compareTo(ttl) >= 0) {
-                throw invalid(
-                        Setting.ACQUIRE_INTERVAL,
-                        "redlease: AcquireInterval must be less than TTL");
-            }
-            if (renew.compareTo(MIN_INTERVAL) < 0) {
-                throw invalid(
-                        Setting.RENEW_INTERVAL, "redlease: RenewInterval must be at least 1ms");
-            }
-            if (acquire.compareTo(MIN_INTERVAL) < 0) {
-                throw invalid(
-                        Setting.ACQUIRE_INTERVAL, "redlease: AcquireInterval must be at least 1ms");
-            }
-            if (ackReplicas > 0) {
-                Duration rest = ttl.minus(renew);
-                Duration acquireTimeout = acquire.compareTo(rest) < 0 ? acquire : rest;
-                if (ackTimeout.isNegative()
-                        || ackTimeout.isZero()
-                        || ackTimeout.compareTo(acquireTimeout) >= 0) {
-                    throw invalid(
-                            Setting.REPLICA_ACKNOWLEDGEMENT,
-                            "redlease: replica acknowledgement timeout must be positive and less"
-                                    + " than the acquire timeout, min(AcquireInterval, TTL -"
-                                    + " RenewInterval) = "
-                                    + acquireTimeout.toMillis()
-                                    + "ms");
-                }
-            }
-            return new ElectorConfig(this, ttl, renew, acquire);
-        }
-
-        private static InvalidElectorConfigException invalid(Setting setting, String message) {
-            return new InvalidElectorConfigException(setting, message);
+            return new ElectorConfig(
+                    this,
+                    ConfigRules.check(
+                            name, ttl, renewInterval, acquireInterval, ackReplicas, ackTimeout));
         }
 
         private static <T> T required(@Nullable T value, String argument) {

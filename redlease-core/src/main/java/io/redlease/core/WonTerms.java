@@ -18,11 +18,36 @@ final class WonTerms {
         this.config = config;
     }
 
+    /** Starts a won term: at once, or once the replicas have acknowledged it when so configured. */
+    void start(long token, long sentAt) {
+        if (config.replicaAcknowledgements() > 0) {
+            confirm(token, sentAt);
+        } else {
+            campaign.lead(token, sentAt);
+        }
+    }
+
+    /**
+     * Gives up a won term whose token is 2^53 or more. Lua compares tokens as doubles: from 2^53 on
+     * the fence is no longer exact, and every fenced write of such a term is refused.
+     */
+    void tokenExhausted(long token) {
+        abandon(
+                token,
+                new IllegalStateException(
+                        "redlease: the token counter of '"
+                                + config.name()
+                                + "' reached "
+                                + token
+                                + ", at or above 2^53; reset <name>:fence and"
+                                + " <name>:fence:applied below it"));
+    }
+
     /**
      * Waits for replicas to acknowledge a won term before starting it; a term they did not
      * acknowledge in time is released and reported as an acquire error.
      */
-    void confirm(long token, long sentAt) {
+    private void confirm(long token, long sentAt) {
         int replicas = config.replicaAcknowledgements();
         campaign.roundTrips()
                 .call(

@@ -1,0 +1,191 @@
+package io.redlease.core;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The run an {@link Elector} has at most one of at a time, and what it publishes: the term it leads
+ * and the outcome of its last round trip. Starts a run, waits for it and asks it to stop, for the
+ * elector's public methods.
+ */
+final class RunControl {
+
+    private final Elector elector;
+
+    private final ElectorConfig config;
+
+    private final Lane lane;
+
+    private final ElectorRuntime runtime;
+
+    private final AtomicReference<@Nullable Campaign> campaign = new AtomicReference<>();
+
+    /** The failure of the loop's last round trip, or null when it succeeded. */
+    private volatile @Nullable Throwable redisFailure;
+
+    private volatile @Nullable Term current;
+
+    RunControl(Elector elector, ElectorConfig config, Lane lane, ElectorRuntime runtime) {
+        this.elector = elector;
+        this.config = config;
+        this.lane = lane;
+        this.runtime = runtime;
+    }
+
+    /** Returns the term the run leads, or null when not leading. */
+    @Nullable Term current() {
+        return current;
+    }
+
+    boolean running() {
+        return campaign.get() != null;
+    }
+
+    @Nullable Throwable redisFailure() {
+        return redisFailure;
+    }
+
+    void start(@Nullable LeaderTask task) {
+        begin(task).start();
+    }
+
+    /** Contends on the calling thread until interrupted or stopped; see {@link Elector#run}. */
+    void run(@Nullable LeaderTask task) {
+        Campaign run = begin(task);
+        if (Thread.currentThread().isInterrupted()) {
+            runEnded(run);
+            return;
+        }
+        run.start();
+        try {
+            run.done().get();
+        } catch (InterruptedException ex) {
+            stopAsync(config.drainTimeout());
+            awaitUninterruptibly(run.done());
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException ex) {
+            throw new IllegalStateException("redlease: run failed", ex.getCause());
+        }
+    }
+
+    void resign() {
+        Campaign run = campaign.get();
+        Term term = current;
+        if (run != null && term != null) {
+            run.resign(term);
+        }
+    }
+
+    /**
+     * Stops and waits, unless called from the elector's own threads; see {@link Elector#stop()}.
+     */
+    boolean stop(Duration drainTimeout) throws InterruptedException {
+        CompletableFuture<Void> stopped = stopAsync(drainTimeout);
+        if (ElectorRuntime.onLoopThread() || onOwnThread()) {
+            return stopped.isDone();
+        }
+        try {
+            // The run ends after the drain, the release (bounded by the renew interval) and the
+            // last callback (bounded by a short grace): this wait only guards against a defect.
+            stopped.get(drainTimeout.toNanos() + 2 * config.ttl().toNanos(), TimeUnit.NANOSECONDS);
+            return true;
+        } catch (TimeoutException ex) {
+            return false;
+        } catch (ExecutionException ex) {
+            return true;
+        }
+    }
+
+    CompletableFuture<Void> stopAsync(Duration drainTimeout) {
+        if (drainTimeout == null || drainTimeout.isNegative()) {
+            throw new IllegalArgumentException(
+                    "redlease: drainTimeout must not be null or negative");
+        }
+        Campaign run = campaign.get();
+        if (run == null) {
+            return CompletableFuture.completedFuture(null);
+        }
+        if (!run.stopRequested()) {
+            run.requestStop(drainTimeout.toNanos());
+        }
+        return run.done();
+    }
+
+    /** Wakes a sleeping follower so it tries to acquire now. */
+    void wake() {
+        Campaign run = campaign.get();
+        if (run != null && current == null) {
+            run.wake();
+        }
+    }
+
+    /** Returns whether the run follows, hears release announcements and sleeps until its look. */
+    boolean idleFollower() {
+        Campaign run = campaign.get();
+        return run != null && run.idleFollower();
+    }
+
+    /** Returns the loop thread's executor of the current run, or null when not running. */
+    @Nullable ScheduledExecutorService loop() {
+        Campaign run = campaign.get();
+        return run == null ? null : run.loop;
+    }
+
+    // Run bookkeeping, called by the campaign on its loop thread.
+
+    void recordRoundTrip(@Nullable Throwable failure) {
+        redisFailure = failure;
+    }
+
+    void publish(Term term) {
+        current = term;
+    }
+
+    void unpublish(Term term) {
+        if (current == term) {
+            current = null;
+        }
+    }
+
+    void runEnded(Campaign run) {
+        campaign.compareAndSet(run, null);
+    }
+
+    private Campaign begin(@Nullable LeaderTask task) {
+        Campaign run = new Campaign(elector, task, runtime);
+        if (!campaign.compareAndSet(null, run)) {
+            throw new IllegalStateException(
+                    "redlease: Run called concurrently on the same Elector; use one Elector per"
+                            + " Run");
+        }
+        return run;
+    }
+
+    /** Whether the calling thread works for this elector: its task, a bound call, a callback. */
+    private boolean onOwnThread() {
+        return BoundTerms.of(elector) != null || lane.isCurrentThread();
+    }
+
+    private static void awaitUninterruptibly(CompletableFuture<Void> future) {
+        boolean interrupted = false;
+        while (true) {
+            try {
+                future.get();
+                break;
+            } catch (InterruptedException ex) {
+                interrupted = true;
+            } catch (ExecutionException ex) {
+                break;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
