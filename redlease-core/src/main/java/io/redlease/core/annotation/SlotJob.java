@@ -66,6 +66,9 @@ final class SlotJob {
     /** The term that has claimed the job and caught up its missed slots. */
     private volatile long caughtUp;
 
+    /** The newest slot that the current term skipped at election ({@link MissedSlots#SKIP}). */
+    private volatile @Nullable Instant skippedThrough;
+
     /** The fixed delay's next slot that a one-time task is scheduled for. */
     private volatile @Nullable Instant scheduledFor;
 
@@ -115,8 +118,18 @@ final class SlotJob {
         }
     }
 
-    /** Runs what is due now outside a tick: after election, or at a fixed delay's next slot. */
+    /** Runs what is due right after election. */
     void runDue() {
+        runDue(false);
+    }
+
+    /**
+     * Runs what is due now outside the scheduler's ticks: after election, or at a fixed delay's
+     * next slot.
+     *
+     * @param onTime whether this run was scheduled for the slot, and so may fire as early as a tick
+     */
+    private void runDue(boolean onTime) {
         Term term = jobs.leading(electionId);
         if (term == null) {
             return;
@@ -126,12 +139,7 @@ final class SlotJob {
             if (!takeOver(term, true)) {
                 return;
             }
-            SlotLedger.State state = read();
-            SlotTrigger.Due due = trigger.due(state, now(), 1, false);
-            for (Instant slot : due.slots()) {
-                run(term, slot, false, null);
-            }
-            scheduleNext();
+            runDueSlots(term, null, onTime);
         } catch (Throwable ex) {
             logger.error("redlease: once-per-slot job " + id + " could not run its due slot", ex);
         } finally {
@@ -144,21 +152,35 @@ final class SlotJob {
         if (!takeOver(term, false)) {
             return NOT_LEADER;
         }
-        SlotLedger.State state = read();
+        return runDueSlots(term, invocation, true);
+    }
+
+    /**
+     * Runs the slots due now as the policy says: older ones as catch-ups, the newest last.
+     *
+     * @param invocation the tick's own call, which runs the newest slot; null outside a tick
+     * @param tick whether a slot may be due a little early, see {@link SlotTrigger#due}
+     * @return the tick's result
+     */
+    private @Nullable Object runDueSlots(
+            Term term, @Nullable MethodInvocation invocation, boolean tick) throws Throwable {
+        SlotLedger.State state = afterSkipped(read());
         int limit = jobs.policy(this) == MissedSlots.RUN_ALL ? jobs.maxCatchUp(this) + 1 : 1;
-        SlotTrigger.Due due = trigger.due(state, now(), limit, true);
+        SlotTrigger.Due due = trigger.due(state, now(), limit, tick);
         if (due.slots().isEmpty()) {
-            Instant completed = state.completedSlot();
-            if (logger.isDebugEnabled()) {
-                logger.debug(
-                        "redlease: once-per-slot job "
-                                + id
-                                + " skips a tick: slot "
-                                + completed
-                                + " has completed and the next is "
-                                + trigger.next(state, now()));
+            if (invocation != null) {
+                Instant completed = state.completedSlot();
+                if (logger.isDebugEnabled()) {
+                    logger.debug(
+                            "redlease: once-per-slot job "
+                                    + id
+                                    + " skips a tick: slot "
+                                    + completed
+                                    + " has completed and the next is "
+                                    + trigger.next(state, now()));
+                }
+                jobs.record(this, completed != null ? completed : now(), Result.SKIPPED);
             }
-            jobs.record(this, completed != null ? completed : now(), Result.SKIPPED);
             scheduleNext();
             return null;
         }
@@ -191,6 +213,7 @@ final class SlotJob {
             return false;
         }
         caughtUp = term.token();
+        skippedThrough = null;
         if (!catchUp) {
             return true;
         }
@@ -210,7 +233,9 @@ final class SlotJob {
         SlotTrigger.Due due = trigger.due(state, now(), limit, false);
         if (policy == MissedSlots.SKIP) {
             if (due.count() > 0) {
-                jobs.recordMissed(this, due.slots().get(due.slots().size() - 1), due.count());
+                Instant newest = due.slots().get(due.slots().size() - 1);
+                skippedThrough = newest;
+                jobs.recordMissed(this, newest, due.count());
             }
             return true;
         }
@@ -312,7 +337,17 @@ final class SlotJob {
             return;
         }
         scheduledFor = next;
-        scheduler.schedule(this::runDue, next);
+        scheduler.schedule(() -> runDue(true), next);
+    }
+
+    /** Treats the slots skipped at election as done, for this term. */
+    private SlotLedger.State afterSkipped(SlotLedger.State state) {
+        Instant skipped = skippedThrough;
+        Instant completed = state.completedSlot();
+        if (skipped == null || (completed != null && !completed.isBefore(skipped))) {
+            return state;
+        }
+        return new SlotLedger.State(skipped, state.completedAt(), state.epoch(), state.token());
     }
 
     private SlotLedger.State read() {

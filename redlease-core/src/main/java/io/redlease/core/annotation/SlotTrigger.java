@@ -35,10 +35,11 @@ sealed interface SlotTrigger {
      * Returns the slots due at {@code now}, newest last: those after the ledger's completed slot,
      * at most {@code limit} of them (the newest), with the number due in all.
      *
-     * @param firstTick whether a tick asks, when the ledger has no slot yet: a tick's own slot is
-     *     then due; at election nothing is due for a job that never ran
+     * @param tick whether a tick asks: a tick may come up to {@link #tolerance()} early for its
+     *     slot, and when the ledger has no slot yet the tick's own slot is due; outside a tick
+     *     nothing is due early, nor for a job that never ran
      */
-    Due due(SlotLedger.State state, Instant now, int limit, boolean firstTick);
+    Due due(SlotLedger.State state, Instant now, int limit, boolean tick);
 
     /** Returns the next slot after the completed one, or null when the ledger has none. */
     @Nullable Instant next(SlotLedger.State state, Instant now);
@@ -144,11 +145,11 @@ sealed interface SlotTrigger {
     record Cron(CronExpression expression, ZoneId zone) implements SlotTrigger {
 
         @Override
-        public Due due(SlotLedger.State state, Instant now, int limit, boolean firstTick) {
-            Instant until = now.plus(tolerance());
+        public Due due(SlotLedger.State state, Instant now, int limit, boolean tick) {
+            Instant until = tick ? now.plus(tolerance()) : now;
             Instant completed = state.completedSlot();
             if (completed == null) {
-                if (!firstTick) {
+                if (!tick) {
                     return Due.NONE;
                 }
                 Instant latest = latest(until);
@@ -234,18 +235,18 @@ sealed interface SlotTrigger {
     record FixedRate(Duration period) implements SlotTrigger {
 
         @Override
-        public Due due(SlotLedger.State state, Instant now, int limit, boolean firstTick) {
+        public Due due(SlotLedger.State state, Instant now, int limit, boolean tick) {
             Instant start = state.epoch();
             if (start == null) {
-                return firstTick ? Due.of(now) : Due.NONE;
+                return tick ? Due.of(now) : Due.NONE;
             }
-            long latest = periods(start, now.plus(tolerance()));
+            long latest = periods(start, tick ? now.plus(tolerance()) : now);
             if (latest < 0) {
                 return Due.NONE;
             }
             Instant completed = state.completedSlot();
             long first = completed == null ? latest : periods(start, completed) + 1;
-            if (completed == null && !firstTick) {
+            if (completed == null && !tick) {
                 return Due.NONE;
             }
             long count = Math.max(0, latest - first + 1);
@@ -286,13 +287,13 @@ sealed interface SlotTrigger {
     record FixedDelay(Duration delay) implements SlotTrigger {
 
         @Override
-        public Due due(SlotLedger.State state, Instant now, int limit, boolean firstTick) {
+        public Due due(SlotLedger.State state, Instant now, int limit, boolean tick) {
             Instant completedAt = state.completedAt();
             if (completedAt == null) {
-                return firstTick ? Due.of(now) : Due.NONE;
+                return tick ? Due.of(now) : Due.NONE;
             }
             Instant slot = completedAt.plus(delay);
-            return slot.isAfter(now.plus(tolerance())) ? Due.NONE : Due.of(slot);
+            return slot.isAfter(tick ? now.plus(tolerance()) : now) ? Due.NONE : Due.of(slot);
         }
 
         @Override

@@ -1,0 +1,78 @@
+package io.redlease.samples.scheduled;
+
+import io.redlease.core.Fencer;
+import io.redlease.core.LeadershipContext;
+import io.redlease.core.Slot;
+import io.redlease.core.annotation.LeaderOnly;
+import io.redlease.core.annotation.SlotJobs;
+import java.time.Duration;
+import java.util.List;
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.scheduling.annotation.Scheduled;
+import org.springframework.stereotype.Component;
+
+/**
+ * A report per slot of a cron schedule, such as "the 12:00 report": exactly one per slot across
+ * hand-offs and crashes, including a slot that came due while no instance led (the new leader
+ * catches it up right after its election).
+ *
+ * <p>The report is appended through the fence, as {@code slot:instance:token}, so a leader whose
+ * term is over cannot append one; redlease marks the slot complete, also through the fence, when
+ * the method returns.
+ */
+@Component
+public class SlotReport {
+
+    /** Appends {@code slot:instance:token} to the list of slot reports. */
+    static final String APPEND = "redis.call('RPUSH', KEYS[2], ARGV[2])";
+
+    private final LeadershipContext leadership;
+
+    private final DemoEvents events;
+
+    private final Duration buildTime;
+
+    private final String reportsKey;
+
+    public SlotReport(
+            LeadershipContext leadership,
+            DemoEvents events,
+            SlotJobs slotJobs,
+            @Value("${redlease.name}") String election,
+            @Value("${sample.slot-report.build-time:300ms}") Duration buildTime) {
+        this.leadership = leadership;
+        this.events = events;
+        this.buildTime = buildTime;
+        this.reportsKey = election + ":slot-reports";
+        slotJobs.addListener(
+                (job, slot, result, count) ->
+                        events.emit(
+                                "slot-" + result.tag(),
+                                "slot=" + slot.toEpochMilli() + " count=" + count));
+    }
+
+    @Scheduled(cron = "${sample.slot-report.cron:*/5 * * * * *}")
+    @LeaderOnly(oncePerSlot = true)
+    public void report() throws InterruptedException {
+        Slot slot = leadership.slot().orElseThrow();
+        Fencer fencer = leadership.requireFencer();
+        events.emit(
+                "slot-start",
+                "slot="
+                        + slot.time().toEpochMilli()
+                        + " token="
+                        + fencer.token()
+                        + " catchUp="
+                        + slot.catchUp());
+        Thread.sleep(buildTime.toMillis());
+        fencer.eval(
+                APPEND,
+                List.of(reportsKey),
+                slot.time().toEpochMilli() + ":" + leadership.instanceId() + ":" + fencer.token());
+    }
+
+    /** Returns the key of the list of slot reports. */
+    public String reportsKey() {
+        return reportsKey;
+    }
+}
