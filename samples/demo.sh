@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The redlease demo: three instances of samples/scheduled-job contend for one election on Redis;
-# watch a graceful hand-off, a crash and a freeze, and the fence refusing a stale write.
+# watch a graceful hand-off, a crash across a report slot (caught up, not missed or doubled) and a
+# freeze, and the fence refusing a stale write.
 # Needs Java 17+ and Maven, and Redis: REDIS_URL, or one on 127.0.0.1:6379, or redis-server on
 # the PATH, or Docker. Usage: samples/demo.sh [--fresh-redis]   (--fresh-redis ignores 6379)
 set -euo pipefail
