@@ -9,6 +9,8 @@ import io.redlease.core.LeadershipContext;
 import io.redlease.core.annotation.LeaderOnly;
 import io.redlease.test.RedisExtension;
 import io.redlease.test.RedisServer;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.Test;
@@ -150,6 +152,70 @@ class VirtualThreadsApplicationTests {
             // Ends the probe's work in the current term too: no call is left to wait for.
             probe.finish();
             elector.resign();
+        }
+    }
+
+    /** A once-per-slot job, recording its slots and whether it ran on a virtual thread. */
+    static class SlotProbe {
+
+        private final List<Instant> slots = new CopyOnWriteArrayList<>();
+
+        private final List<Boolean> virtual = new CopyOnWriteArrayList<>();
+
+        private final LeadershipContext leadership;
+
+        SlotProbe(LeadershipContext leadership) {
+            this.leadership = leadership;
+        }
+
+        @Scheduled(fixedRate = 200)
+        @LeaderOnly(oncePerSlot = true)
+        public void run() {
+            slots.add(leadership.slot().orElseThrow().time());
+            virtual.add(Probe.isVirtual(Thread.currentThread()));
+        }
+
+        public List<Instant> slots() {
+            return slots;
+        }
+
+        public List<Boolean> virtual() {
+            return virtual;
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class SlotProbeConfiguration {
+
+        @Bean
+        SlotProbe slotProbe(LeadershipContext leadership) {
+            return new SlotProbe(leadership);
+        }
+    }
+
+    @Test
+    void onceperSlotJobsRunOnVirtualThreadsWithTheirSlots(RedisServer server) {
+        String name = "redlease-virtual-slots-test:" + System.nanoTime();
+        try (ConfigurableApplicationContext context =
+                new SpringApplicationBuilder(TestApplication.class, SlotProbeConfiguration.class)
+                        .web(WebApplicationType.NONE)
+                        .properties(
+                                "spring.threads.virtual.enabled=true",
+                                "spring.data.redis.url=" + server.url(),
+                                "redlease.name=" + name,
+                                "redlease.ttl=1s",
+                                "redlease.renew-interval=100ms",
+                                "redlease.acquire-interval=200ms")
+                        .run()) {
+            SlotProbe probe = context.getBean(SlotProbe.class);
+            await().until(() -> probe.slots().size() >= 5);
+            assertThat(probe.virtual()).containsOnly(true);
+            List<Instant> slots = List.copyOf(probe.slots());
+            assertThat(slots).doesNotHaveDuplicates().isSorted();
+            for (Instant slot : slots) {
+                // Whole fixed-rate periods from the start the first run stored.
+                assertThat(Duration.between(slots.get(0), slot).toMillis() % 200).isZero();
+            }
         }
     }
 }
