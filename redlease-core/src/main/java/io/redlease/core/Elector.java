@@ -314,11 +314,6 @@ public final class Elector implements AutoCloseable {
         stop();
     }
 
-    /** Wakes a sleeping follower so it tries to acquire now. */
-    void wake() {
-        runs.wake();
-    }
-
     /** Returns whether the run follows, hears release announcements and sleeps until its look. */
     boolean idleFollower() {
         return runs.idleFollower();

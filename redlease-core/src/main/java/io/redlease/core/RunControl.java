@@ -117,14 +117,6 @@ final class RunControl {
         return run.done();
     }
 
-    /** Wakes a sleeping follower so it tries to acquire now. */
-    void wake() {
-        Campaign run = campaign.get();
-        if (run != null && current == null) {
-            run.wake();
-        }
-    }
-
     /** Returns whether the run follows, hears release announcements and sleeps until its look. */
     boolean idleFollower() {
         Campaign run = campaign.get();

@@ -1,5 +1,6 @@
 package io.redlease.benchmarks.scale;
 
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.redlease.benchmarks.support.BenchRedis;
 import io.redlease.benchmarks.support.Machine;
 import io.redlease.core.Elector;
@@ -15,6 +16,7 @@ import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
+import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
@@ -73,6 +75,8 @@ public final class HandoffBenchmark {
                                     .observer(stamp)
                                     .build());
         }
+        long[] busy = roundTrips(factories.get(0), 2000, 0);
+        long[] idle = roundTrips(factories.get(0), 300, 20);
         electors[0].start();
         take(elected);
         electors[1].start();
@@ -104,6 +108,24 @@ public final class HandoffBenchmark {
         md.append("| p90 | ").append(micros(nanos, 0.90)).append(" |\n");
         md.append("| p99 | ").append(micros(nanos, 0.99)).append(" |\n");
         md.append("| max | ").append(micros(nanos, 1.0)).append(" |\n");
+        md.append(
+                        "\nOne round trip (PING) on the elector's shared Lettuce connection, from the call")
+                .append(" to the waiting thread's wake-up:\n\n");
+        md.append("| Round trip | p50 | p90 | p99 |\n|---|---|---|---|\n");
+        md.append("| back to back (2,000) | ")
+                .append(micros(busy, 0.50))
+                .append(" | ")
+                .append(micros(busy, 0.90))
+                .append(" | ")
+                .append(micros(busy, 0.99))
+                .append(" |\n");
+        md.append("| after 20 ms idle (300) | ")
+                .append(micros(idle, 0.50))
+                .append(" | ")
+                .append(micros(idle, 0.90))
+                .append(" | ")
+                .append(micros(idle, 0.99))
+                .append(" |\n");
         Files.createDirectories(out);
         Files.writeString(out.resolve("summary.md"), md.toString(), StandardCharsets.UTF_8);
         System.out.println(md);
@@ -111,6 +133,33 @@ public final class HandoffBenchmark {
             elector.close();
         }
         factories.forEach(LettuceConnectionFactory::destroy);
+    }
+
+    /**
+     * Times PINGs on the factory's shared connection through Lettuce's asynchronous API (the path
+     * the engine's calls take), each after an idle pause, and returns them sorted.
+     */
+    private static long[] roundTrips(LettuceConnectionFactory factory, int count, long idleMillis)
+            throws Exception {
+        RedisConnection connection = factory.getConnection();
+        try {
+            @SuppressWarnings("unchecked")
+            RedisClusterAsyncCommands<byte[], byte[]> commands =
+                    (RedisClusterAsyncCommands<byte[], byte[]>) connection.getNativeConnection();
+            long[] nanos = new long[count];
+            for (int i = 0; i < count; i++) {
+                if (idleMillis > 0) {
+                    Thread.sleep(idleMillis); // the idle gap is what is measured
+                }
+                long sent = System.nanoTime();
+                commands.ping().get();
+                nanos[i] = System.nanoTime() - sent;
+            }
+            Arrays.sort(nanos);
+            return nanos;
+        } finally {
+            connection.close();
+        }
     }
 
     private static String micros(long[] sorted, double quantile) {
