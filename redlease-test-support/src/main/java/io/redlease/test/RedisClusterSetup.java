@@ -3,6 +3,8 @@ package io.redlease.test;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,6 +22,12 @@ import org.jspecify.annotations.Nullable;
 public final class RedisClusterSetup implements AutoCloseable {
 
     private static final Duration READY_TIMEOUT = TestTimeScale.scaled(Duration.ofSeconds(30));
+
+    /** What a replica logs when it abandons a manual failover (after 5 s in Redis 7). */
+    private static final String MANUAL_FAILOVER_TIMED_OUT = "Manual failover timed out";
+
+    /** Past Redis' 5 s manual-failover window: the attempt is over, whatever the log says. */
+    private static final Duration MANUAL_FAILOVER_ATTEMPT = Duration.ofSeconds(6);
 
     private final List<RedisNode> nodes;
 
@@ -60,6 +68,10 @@ public final class RedisClusterSetup implements AutoCloseable {
             await("the cluster to become ok on every node", cluster::allOk);
             // A replica that never finished its first sync cannot take over its primary.
             await("every replica to be in sync", cluster::replicasInSync);
+            // Each node learns a replica's role from the replica's own cluster-bus messages, which
+            // can come after the replication link is up: until then its primary ignores the
+            // replica's CLUSTER FAILOVER and the other primaries refuse it their votes.
+            await("every node to know every replica's primary", cluster::replicasKnownEverywhere);
             return cluster;
         } catch (RuntimeException | Error ex) {
             for (RedisNode node : nodes) {
@@ -102,6 +114,100 @@ public final class RedisClusterSetup implements AutoCloseable {
             }
         }
         return inSync == 3;
+    }
+
+    private boolean replicasKnownEverywhere() {
+        int known = 0;
+        for (RedisNode node : nodes) {
+            try {
+                if (node.isAlive() && "slave".equals(node.info("replication", "role"))) {
+                    RedisNode primary =
+                            byPort(Integer.parseInt(node.info("replication", "master_port")));
+                    if (primary == null || !knownEverywhereAsReplicaOf(node, primary)) {
+                        return false;
+                    }
+                    known++;
+                }
+            } catch (RuntimeException ex) {
+                return false;
+            }
+        }
+        return known == 3;
+    }
+
+    /**
+     * Whether every live node's {@code CLUSTER NODES} shows {@code replica} as a healthy replica of
+     * the healthy primary {@code primary}, and the two have their cluster-bus links up to each
+     * other.
+     */
+    private boolean knownEverywhereAsReplicaOf(RedisNode replica, RedisNode primary) {
+        for (RedisNode asked : nodes) {
+            if (!asked.isAlive()) {
+                continue;
+            }
+            try {
+                List<Peer> view = Peer.parse(String.valueOf(asked.command("CLUSTER", "NODES")));
+                Peer r = Peer.byPort(view, replica.port());
+                Peer p = Peer.byPort(view, primary.port());
+                if (r == null
+                        || p == null
+                        || !r.healthy()
+                        || !p.healthy()
+                        || !r.flags().contains("slave")
+                        || !r.masterId().equals(p.id())
+                        || !p.flags().contains("master")) {
+                    return false;
+                }
+                if ((asked == replica && !p.connected()) || (asked == primary && !r.connected())) {
+                    return false;
+                }
+            } catch (RuntimeException ex) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** One line of {@code CLUSTER NODES}. */
+    private record Peer(
+            String id, int port, List<String> flags, String masterId, boolean connected) {
+
+        static List<Peer> parse(String clusterNodes) {
+            List<Peer> peers = new ArrayList<>();
+            for (String line : clusterNodes.split("\n")) {
+                String[] f = line.trim().split(" ");
+                if (f.length < 8) {
+                    continue;
+                }
+                String address = f[1].split("[@,]")[0];
+                int port = Integer.parseInt(address.substring(address.lastIndexOf(':') + 1));
+                List<String> flags = List.of(f[2].split(","));
+                peers.add(
+                        new Peer(
+                                f[0],
+                                port,
+                                flags,
+                                f[3],
+                                flags.contains("myself") || "connected".equals(f[7])));
+            }
+            return peers;
+        }
+
+        static @Nullable Peer byPort(List<Peer> peers, int port) {
+            for (Peer peer : peers) {
+                if (peer.port() == port) {
+                    return peer;
+                }
+            }
+            return null;
+        }
+
+        boolean healthy() {
+            return !flags.contains("fail")
+                    && !flags.contains("fail?")
+                    && !flags.contains("handshake")
+                    && !flags.contains("noaddr");
+        }
     }
 
     /** Returns the six nodes in start order. */
@@ -214,30 +320,103 @@ public final class RedisClusterSetup implements AutoCloseable {
     /**
      * Makes the replica of the primary serving the slot of {@code key} take over with a manual,
      * coordinated {@code CLUSTER FAILOVER} (the primary is alive and hands over once the replica
-     * has caught up), and waits until the replica serves the slot and every live node reports
-     * {@code cluster_state:ok}.
+     * has caught up), and waits until the replica serves the slot, every live node reports {@code
+     * cluster_state:ok} and every live node knows the old primary as the new one's replica.
+     *
+     * <p>{@code CLUSTER FAILOVER} only asks. A primary ignores the request from a node it does not
+     * yet know as its replica (a role travels by cluster-bus gossip: just after the cluster was
+     * created, and after a failover until the demoted primary's new role reaches the promoted one),
+     * and other primaries refuse such a node their votes; the replica then abandons the hand-over
+     * after Redis' 5 s and logs "Manual failover timed out.". And a replica asked within twice the
+     * vote timeout ({@code 2 * max(2 * cluster-node-timeout, 2 s)}, 4 s in these tests) of an
+     * election it won still counts that election's votes: it "wins" at once without asking, is
+     * overruled by the newer configuration, and drops the hand-over without logging a time-out. So
+     * this first waits until every node agrees on the roles, and asks again, still coordinated
+     * (never {@code FORCE}, which would skip the catch-up), when the replica logs that it gave up
+     * or 6 s after asking, until {@code timeout}.
      *
      * @param key the key whose primary to replace
-     * @param timeout how long to wait for the hand-over
+     * @param timeout how long to wait for the hand-over, all attempts included
      * @return the new primary of the slot; the old one is now its replica
      */
     public RedisNode manualFailover(String key, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
         RedisNode old = primaryFor(key);
         RedisNode replica = replicaOf(old);
-        replica.command("CLUSTER", "FAILOVER");
-        return awaitNewPrimary(key, old, timeout);
+        Path log = replica.dir().resolve("redis.log");
+        for (int attempt = 1; ; attempt++) {
+            await(
+                    "every node to know " + replica + " as the replica of " + old,
+                    () -> knownEverywhereAsReplicaOf(replica, old),
+                    deadline,
+                    timeout);
+            long gaveUp = count(log, MANUAL_FAILOVER_TIMED_OUT);
+            long askedAt = System.nanoTime();
+            replica.command("CLUSTER", "FAILOVER");
+            while (true) {
+                RedisNode now = promoted(key, old);
+                if (now != null) {
+                    await(
+                            "every node to know " + old + " as the replica of " + now,
+                            () -> knownEverywhereAsReplicaOf(old, now),
+                            deadline,
+                            timeout);
+                    return now;
+                }
+                if (count(log, MANUAL_FAILOVER_TIMED_OUT) > gaveUp
+                        || System.nanoTime() - askedAt > MANUAL_FAILOVER_ATTEMPT.toNanos()) {
+                    System.err.println(
+                            "[redlease-test-support] manual failover attempt "
+                                    + attempt
+                                    + " of "
+                                    + replica
+                                    + " did not complete; asking again");
+                    break;
+                }
+                if (System.nanoTime() - deadline > 0) {
+                    throw new IllegalStateException(
+                            "No failover of "
+                                    + old
+                                    + " within "
+                                    + timeout
+                                    + " ("
+                                    + attempt
+                                    + " CLUSTER FAILOVER attempts); "
+                                    + describe());
+                }
+                Processes.pause(Duration.ofMillis(20));
+            }
+        }
+    }
+
+    private static long count(Path log, String text) {
+        try {
+            return Files.readAllLines(log, StandardCharsets.UTF_8).stream()
+                    .filter(line -> line.contains(text))
+                    .count();
+        } catch (IOException ex) {
+            throw new UncheckedIOException(ex);
+        }
+    }
+
+    private @Nullable RedisNode promoted(String key, RedisNode old) {
+        try {
+            RedisNode now = primaryFor(key);
+            if (now != old && "master".equals(now.info("replication", "role")) && liveOk()) {
+                return now;
+            }
+        } catch (RuntimeException ex) {
+            // not yet
+        }
+        return null;
     }
 
     private RedisNode awaitNewPrimary(String key, RedisNode old, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (true) {
-            try {
-                RedisNode now = primaryFor(key);
-                if (now != old && "master".equals(now.info("replication", "role")) && liveOk()) {
-                    return now;
-                }
-            } catch (RuntimeException ex) {
-                // not yet
+            RedisNode now = promoted(key, old);
+            if (now != null) {
+                return now;
             }
             if (System.nanoTime() - deadline > 0) {
                 throw new IllegalStateException(
@@ -325,6 +504,16 @@ public final class RedisClusterSetup implements AutoCloseable {
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() - deadline > 0) {
                 throw new IllegalStateException("Timed out waiting for " + what);
+            }
+            Processes.pause(Duration.ofMillis(20));
+        }
+    }
+
+    private void await(String what, BooleanSupplier condition, long deadline, Duration timeout) {
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new IllegalStateException(
+                        "Timed out waiting " + timeout + " for " + what + "; " + describe());
             }
             Processes.pause(Duration.ofMillis(20));
         }

@@ -38,6 +38,30 @@ class RedisClusterSetupTests {
         }
     }
 
+    @Test
+    void manualFailoversBackAndForthRightAfterEachOther() {
+        try (RedisClusterSetup cluster = RedisClusterSetup.start(Duration.ofMillis(1000))) {
+            String key = "{back}";
+            RedisNode primary = cluster.primaryFor(key);
+            RedisNode replica = cluster.replicaOf(primary);
+
+            RedisNode promoted = cluster.manualFailover(key, Duration.ofSeconds(20));
+            assertThat(promoted).isSameAs(replica);
+            // The old primary is the new one's replica once the failover returns...
+            assertThat(cluster.replicaOf(promoted)).isSameAs(primary);
+            // ...and a hand-over back at once works: the new primary must already know it as its
+            // replica, or it ignores the request and the replica gives up after 5 s.
+            RedisNode back = cluster.manualFailover(key, Duration.ofSeconds(20));
+            assertThat(back).isSameAs(primary);
+            assertThat(cluster.replicaOf(back)).isSameAs(replica);
+            // ...and once more: the replica won an election a moment ago, which Redis counts as
+            // won again at once, without asking for votes, and then abandons.
+            RedisNode again = cluster.manualFailover(key, Duration.ofSeconds(20));
+            assertThat(again).isSameAs(replica);
+            assertThat(cluster.replicaOf(again)).isSameAs(primary);
+        }
+    }
+
     /** Returns a key served by {@code primary}, or by any primary other than {@code not}. */
     private static String keyServedBy(RedisClusterSetup cluster, RedisNode primary, RedisNode not) {
         for (int i = 0; ; i++) {
