@@ -194,7 +194,7 @@ class VirtualThreadsApplicationTests {
     }
 
     @Test
-    void onceperSlotJobsRunOnVirtualThreadsWithTheirSlots(RedisServer server) {
+    void oncePerSlotJobsRunOnVirtualThreadsWithTheirSlots(RedisServer server) {
         String name = "redlease-virtual-slots-test:" + System.nanoTime();
         try (ConfigurableApplicationContext context =
                 new SpringApplicationBuilder(TestApplication.class, SlotProbeConfiguration.class)
