@@ -18,6 +18,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.slf4j.LoggerFactory;
@@ -148,6 +149,7 @@ class TransactionFencingTests {
                                             }));
             assertThat(olderStamped.await(20, TimeUnit.SECONDS)).isTrue();
             Term newer = f.leadership.next(older);
+            AtomicLong stampsSeenByNewer = new AtomicLong();
             CompletableFuture<Void> newerTx =
                     CompletableFuture.runAsync(
                             () ->
@@ -161,6 +163,8 @@ class TransactionFencingTests {
                                                                         "newer", newer.token());
                                                                 recordCommit(
                                                                         commits, newer.token());
+                                                                readStampsAfterStamp(
+                                                                        f, stampsSeenByNewer);
                                                                 return null;
                                                             })));
             // The newer transaction reaches its stamp and waits for the older one's row lock.
@@ -171,7 +175,11 @@ class TransactionFencingTests {
             releaseOlder.countDown();
             olderTx.get(20, TimeUnit.SECONDS);
             newerTx.get(20, TimeUnit.SECONDS);
-            assertThat(commits).containsExactly(older.token(), newer.token());
+            // Both committed, the older first: the newer one's stamp, once the older one's lock
+            // was free, applied to the row the older one had committed (its afterCommit callbacks
+            // run on two threads, in either order).
+            assertThat(commits).containsExactlyInAnyOrder(older.token(), newer.token());
+            assertThat(stampsSeenByNewer).hasValue(2);
             assertThat(f.orderIds()).containsExactly("newer", "older");
             assertThat(f.fenceToken()).isEqualTo(newer.token());
             assertThat(f.stamps()).isEqualTo(2);
@@ -419,6 +427,22 @@ class TransactionFencingTests {
                     @Override
                     public void afterCommit() {
                         commits.add(token);
+                    }
+                });
+    }
+
+    /** Reads the fence row's stamp count in the transaction, after its own stamp. */
+    private static void readStampsAfterStamp(Fixture f, AtomicLong seen) {
+        TransactionSynchronizationManager.registerSynchronization(
+                new TransactionSynchronization() {
+                    @Override
+                    public int getOrder() {
+                        return Ordered.LOWEST_PRECEDENCE;
+                    }
+
+                    @Override
+                    public void beforeCommit(boolean readOnly) {
+                        seen.set(f.stamps());
                     }
                 });
     }
