@@ -1,6 +1,6 @@
 package io.redlease.core;
 
-import io.redlease.core.annotation.SlotJobs;
+import io.redlease.core.scheduling.SlotJobs;
 import java.util.Optional;
 import java.util.OptionalLong;
 import org.jspecify.annotations.Nullable;

@@ -207,6 +207,55 @@ final class LeaseProtocol {
         return entries;
     }
 
+    /**
+     * Has a term take over a once-per-slot job's ledger (see {@code slot-claim.lua}).
+     *
+     * @return the ledger's fields and values, or null when the term may no longer write
+     */
+    @Nullable Map<String, String> claimLedger(long token, String ledgerKey, long since) {
+        checkToken(token);
+        List<Object> reply =
+                redis.execute(
+                        Scripts.SLOT_CLAIM,
+                        STRING,
+                        listReader(),
+                        List.of(markKey, leaseKey.get(0), ledgerKey),
+                        Long.toString(token),
+                        instanceId,
+                        Long.toString(since));
+        if (reply == null || reply.isEmpty() || asLong(reply.get(0)) != 1) {
+            return null;
+        }
+        Map<String, String> entries = new HashMap<>();
+        for (int i = 1; i + 1 < reply.size(); i += 2) {
+            entries.put(String.valueOf(reply.get(i)), String.valueOf(reply.get(i + 1)));
+        }
+        return entries;
+    }
+
+    /**
+     * Marks a once-per-slot job's slot complete (see {@code slot-mark.lua}); the times are epoch
+     * milliseconds.
+     *
+     * @return the script's reply: 1 marked, 2 not newer, 0 a newer term exists, -1 lease lost
+     */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    long markSlot(long token, String ledgerKey, long slot, long completedAt, long start) {
+        checkToken(token);
+        Object reply =
+                redis.execute(
+                        Scripts.SLOT_MARK,
+                        STRING,
+                        (RedisSerializer) STRING,
+                        List.of(markKey, leaseKey.get(0), ledgerKey),
+                        Long.toString(token),
+                        instanceId,
+                        Long.toString(slot),
+                        Long.toString(completedAt),
+                        Long.toString(start));
+        return asLong(reply);
+    }
+
     boolean set(long token, String key, String value) {
         List<String> keys = List.of(markKey, writable(key));
         return fence(Scripts.FENCE_SET, token, keys, required(value, "value"));

@@ -35,6 +35,11 @@ final class Scripts {
 
     static final RedisScript<List<Object>> READ_HASH = RedisScript.of(load("read-hash.lua"), LIST);
 
+    static final RedisScript<List<Object>> SLOT_CLAIM =
+            RedisScript.of(load("slot-claim.lua"), LIST);
+
+    static final RedisScript<Long> SLOT_MARK = RedisScript.of(load("slot-mark.lua"), Long.class);
+
     static final RedisScript<Long> FENCE_SET = inline("redis.call('SET', KEYS[2], ARGV[2])");
 
     static final RedisScript<Long> FENCE_HSET =

@@ -1,34 +1,23 @@
 package io.redlease.core;
 
 import java.time.Instant;
-import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A once-per-slot job's ledger in Redis: the latest slot that completed, when it completed, and for
- * a fixed rate the start the slots count from. It lives in the hash {@code <name>:slots:<job>},
- * beside the election's keys (so it shares their hash tag on Redis Cluster), and every write goes
- * through the fence of the term that makes it: a leader whose term is over cannot mark a slot once
- * a successor has written, and the completed slot never goes backwards.
+ * A once-per-slot job's ledger in Redis: the latest slot that completed, when it completed, for a
+ * fixed rate the start the slots count from, and where the job's slots begin. It lives in the hash
+ * {@code <name>:slots:<job>}, beside the election's keys (so it shares their hash tag on Redis
+ * Cluster).
+ *
+ * <p>Only a term that is current (its token not below the election's fence mark) and whose lease
+ * Redis still holds for this instance can write it: a term {@linkplain #claim claims} the job
+ * before its first run, which fences out every older term, and {@linkplain #mark marks} each slot
+ * that completed. A leader whose lease lapsed cannot mark a slot even when no successor has been
+ * elected yet, and the completed slot never goes backwards.
  */
 public final class SlotLedger {
-
-    /** Records the term that took over the job; moves the election's fence mark to it. */
-    private static final String CLAIM = "redis.call('HSET', KEYS[2], 'token', ARGV[2])";
-
-    /**
-     * Marks a slot complete if it is newer than the completed one, and sets the start once. ARGV:
-     * token, slot, completion time, start (all epoch milliseconds but the token).
-     */
-    private static final String COMPLETE =
-            """
-            local done = tonumber(redis.call('HGET', KEYS[2], 'slot'))
-            if done == nil or tonumber(ARGV[3]) > done then
-              redis.call('HSET', KEYS[2], 'slot', ARGV[3], 'completed', ARGV[4], 'token', ARGV[2])
-            end
-            redis.call('HSETNX', KEYS[2], 'epoch', ARGV[5])
-            """;
 
     private final Elector elector;
 
@@ -62,50 +51,72 @@ public final class SlotLedger {
 
     /** Reads the ledger; one round trip. */
     public State read() {
-        Map<String, String> fields = elector.protocol().readHash(key);
-        return new State(
-                instant(fields.get("slot")),
-                instant(fields.get("completed")),
-                instant(fields.get("epoch")),
-                fields.containsKey("token") ? Long.parseLong(fields.get("token")) : 0);
+        return State.of(elector.protocol().readHash(key));
     }
 
     /**
-     * Records that a term has taken over the job, through its fence: from here on, writes of older
-     * terms are refused.
+     * Has a term take over the job and reads the ledger, in one round trip: from here on, marks of
+     * older terms are refused.
      *
-     * @return whether the term is still current (the write was applied)
+     * @param since where the job's slots begin, recorded by the first claim ever: a slot after it
+     *     that never completes is missed, even before the job's first completion
+     * @return the ledger as the term found it, or empty when a newer term exists or Redis no longer
+     *     holds the term's lease for this instance
      */
-    public boolean claim(Term term) {
-        Fencer fencer = term.fencer();
-        return fencer.eval(CLAIM, List.of(key), Long.toString(fencer.token()));
+    public Optional<State> claim(Term term, Instant since) {
+        Map<String, String> fields =
+                elector.protocol().claimLedger(tokenOf(term), key, since.toEpochMilli());
+        return fields == null ? Optional.empty() : Optional.of(State.of(fields));
     }
 
     /**
-     * Marks a slot complete through the term's fence; a slot not newer than the completed one
-     * leaves the ledger as it is.
+     * Marks a slot complete, for a term that is still current and still holds its lease; a slot not
+     * newer than the completed one leaves the ledger as it is.
      *
      * @param start the start of a fixed rate's slots, kept only if none is set yet
-     * @return whether the term was still current (the write was applied)
+     * @return what became of the mark
      */
-    public boolean complete(Term term, Instant slot, Instant completedAt, Instant start) {
-        Fencer fencer = term.fencer();
-        return fencer.eval(
-                COMPLETE,
-                List.of(key),
-                Long.toString(fencer.token()),
-                Long.toString(slot.toEpochMilli()),
-                Long.toString(completedAt.toEpochMilli()),
-                Long.toString(start.toEpochMilli()));
+    public Mark mark(Term term, Instant slot, Instant completedAt, Instant start) {
+        long reply =
+                elector.protocol()
+                        .markSlot(
+                                tokenOf(term),
+                                key,
+                                slot.toEpochMilli(),
+                                completedAt.toEpochMilli(),
+                                start.toEpochMilli());
+        if (reply == 1) {
+            return Mark.MARKED;
+        }
+        if (reply == 2) {
+            return Mark.NOT_NEWER;
+        }
+        return reply == 0 ? Mark.FENCED_OUT : Mark.LEASE_LOST;
     }
 
-    private static @Nullable Instant instant(@Nullable String millis) {
-        return millis == null ? null : Instant.ofEpochMilli(Long.parseLong(millis));
+    private long tokenOf(Term term) {
+        if (term.elector() != elector) {
+            throw new IllegalArgumentException(
+                    "redlease: the term " + term + " is not a term of election " + elector.name());
+        }
+        return term.token();
     }
 
     @Override
     public String toString() {
         return "SlotLedger[" + key + "]";
+    }
+
+    /** What became of a {@link #mark}. */
+    public enum Mark {
+        /** The slot is recorded as the latest completed one. */
+        MARKED,
+        /** Nothing changed: the ledger holds this slot or a newer one already. */
+        NOT_NEWER,
+        /** Nothing changed: a newer term has been elected. */
+        FENCED_OUT,
+        /** Nothing changed: Redis no longer holds the term's lease for this instance. */
+        LEASE_LOST
     }
 
     /**
@@ -114,15 +125,30 @@ public final class SlotLedger {
      * @param completedSlot the latest completed slot, or null before the first completion
      * @param completedAt when that slot's run completed
      * @param epoch where a fixed rate's slots count from
-     * @param token the term that last took over or marked the job, 0 if none
+     * @param since where the job's slots begin: the first claim ever recorded it
+     * @param token the term that last claimed the job or marked a slot, 0 if none
      */
     public record State(
             @Nullable Instant completedSlot,
             @Nullable Instant completedAt,
             @Nullable Instant epoch,
+            @Nullable Instant since,
             long token) {
 
         /** An empty ledger. */
-        public static final State EMPTY = new State(null, null, null, 0);
+        public static final State EMPTY = new State(null, null, null, null, 0);
+
+        static State of(Map<String, String> fields) {
+            return new State(
+                    instant(fields.get("slot")),
+                    instant(fields.get("completed")),
+                    instant(fields.get("epoch")),
+                    instant(fields.get("since")),
+                    fields.containsKey("token") ? Long.parseLong(fields.get("token")) : 0);
+        }
+
+        private static @Nullable Instant instant(@Nullable String millis) {
+            return millis == null ? null : Instant.ofEpochMilli(Long.parseLong(millis));
+        }
     }
 }

@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 import io.redlease.core.annotation.LeaderOnly;
-import io.redlease.core.annotation.MissedSlots;
-import io.redlease.core.annotation.SlotJobs;
+import io.redlease.core.scheduling.MissedSlots;
+import io.redlease.core.scheduling.SlotJobs;
 import io.redlease.test.RedisExtension;
 import io.redlease.test.RedisServer;
 import java.time.Duration;
@@ -178,6 +178,7 @@ class OncePerSlotFailClosedTests {
     @Test
     void aRunCutShortByAResignationIsNotMarkedAndRunsAgain() throws Exception {
         release = new CountDownLatch(1);
+        // The job's very first slot: cut short, it is missed like any other.
         SlotInstance a = instance("a").with(Blocking.class).start();
         Queue<Outcome> outcomes = outcomes(a);
         assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();

@@ -6,8 +6,8 @@ import static org.awaitility.Awaitility.await;
 
 import io.redlease.core.annotation.LeaderOnly;
 import io.redlease.core.annotation.LeaderOnlyAnnotationBeanPostProcessor;
-import io.redlease.core.annotation.MissedSlots;
-import io.redlease.core.annotation.SlotJobs;
+import io.redlease.core.scheduling.MissedSlots;
+import io.redlease.core.scheduling.SlotJobs;
 import io.redlease.test.RedisExtension;
 import io.redlease.test.RedisServer;
 import java.time.Clock;

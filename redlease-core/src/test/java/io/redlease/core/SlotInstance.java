@@ -1,7 +1,7 @@
 package io.redlease.core;
 
 import io.redlease.core.annotation.LeaderOnlyAnnotationBeanPostProcessor;
-import io.redlease.core.annotation.SlotJobs;
+import io.redlease.core.scheduling.SlotJobs;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.function.Consumer;

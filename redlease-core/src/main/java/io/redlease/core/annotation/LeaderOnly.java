@@ -1,5 +1,7 @@
 package io.redlease.core.annotation;
 
+import io.redlease.core.scheduling.MissedSlots;
+import io.redlease.core.scheduling.SlotJobs;
 import java.lang.annotation.Documented;
 import java.lang.annotation.ElementType;
 import java.lang.annotation.Retention;
@@ -24,6 +26,10 @@ import java.lang.annotation.Target;
  *
  * <p>Leading is not exclusive: a leader that is paused past its lease can still be running a call
  * when a successor starts one. Route shared writes through the fencer.
+ *
+ * <p>Methods that return a reactive type ({@code Mono}, {@code Flux}, any type Spring's {@code
+ * ReactiveAdapterRegistry} adapts) or are Kotlin {@code suspend} functions are refused when the
+ * bean is created: the check would run when the publisher is assembled, not when it runs.
  */
 @Target({ElementType.METHOD, ElementType.TYPE})
 @Retention(RetentionPolicy.RUNTIME)
@@ -41,10 +47,12 @@ public @interface LeaderOnly {
 
     /**
      * Whether a {@code @Scheduled} method runs once per slot across instances and failovers: each
-     * slot of its trigger completes at least once, and never runs again after it completed. The
-     * latest completed slot is kept in Redis and marked through the fence of the term that ran it;
-     * slots missed while no instance led are handled as {@link #missedSlots()} says. The running
-     * code reads its slot from {@link io.redlease.core.LeadershipContext#slot()}.
+     * slot of its trigger that {@link #missedSlots()} does not drop completes at least once, and
+     * never runs again after it was marked complete. A run marks its slot in Redis only if it
+     * completed on the scheduler's thread while its term was active and its lease still held. The
+     * running code reads its slot from {@link io.redlease.core.LeadershipContext#slot()}. Refused
+     * when the bean is created: {@code @Async}, a method returning a future or a reactive type, and
+     * more than one {@code @Scheduled} trigger.
      */
     boolean oncePerSlot() default false;
 
@@ -52,8 +60,9 @@ public @interface LeaderOnly {
     MissedSlots missedSlots() default MissedSlots.DEFAULT;
 
     /**
-     * The most missed slots {@link MissedSlots#RUN_ALL} runs at once; 0 takes {@code
-     * redlease.scheduling.max-catch-up} (by default 10).
+     * The most missed slots {@link MissedSlots#RUN_ALL} runs at once, and how far behind a leader
+     * may fall before it drops the oldest slots; 1 to {@value SlotJobs#MAX_CATCH_UP}, or 0 for
+     * {@code redlease.scheduling.max-catch-up} (by default 10).
      */
     int maxCatchUp() default 0;
 

@@ -2,15 +2,14 @@ package io.redlease.core.annotation;
 
 import io.redlease.core.Elections;
 import io.redlease.core.UnknownElectionException;
-import io.redlease.core.annotation.LeaderOnly.WhenNotLeader;
+import io.redlease.core.scheduling.SlotJobs;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
-import java.util.ArrayList;
-import java.util.List;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.springframework.aop.Pointcut;
-import org.springframework.aop.framework.Advised;
 import org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvisingPostProcessor;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.aop.support.ComposablePointcut;
@@ -18,9 +17,8 @@ import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
 import org.springframework.beans.factory.BeanCreationException;
 import org.springframework.beans.factory.BeanFactory;
-import org.springframework.beans.factory.config.ConfigurableBeanFactory;
+import org.springframework.beans.factory.config.SingletonBeanRegistry;
 import org.springframework.core.Ordered;
-import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.util.ReflectionUtils;
 import org.springframework.util.function.SingletonSupplier;
 
@@ -29,24 +27,29 @@ import org.springframework.util.function.SingletonSupplier;
  * CGLIB proxy, as for other Spring advice) so that the annotated methods run through {@link
  * LeaderOnlyInterceptor}.
  *
- * <p>Needs an {@link Elections} bean. When a bean is created, each annotated method is checked: its
- * election id must exist, and a method that is skipped when not leading must not return a
- * primitive. The advice runs outside advice already on the bean ({@code @Transactional}, aspects),
- * so a follower's skipped call opens no transaction; {@code @Async}, applied after it, still hands
- * the call to its executor first, and the check runs on the executing thread. The post-processor
- * runs before {@code @Scheduled} is processed so scheduled calls go through it. Declare it from a
- * {@code static @Bean} method.
+ * <p>Needs an {@link Elections} bean. When a bean is created, each annotated method is checked
+ * ({@link LeaderOnlyRules}): its election id must exist, a method that is skipped when not leading
+ * must not return a primitive, and reactive methods are refused. The advice runs outside advice
+ * already on the bean ({@code @Transactional}, aspects), so a follower's skipped call opens no
+ * transaction; {@code @Async}, applied after it, still hands the call to its executor first, and
+ * the check runs on the executing thread. The post-processor runs before {@code @Scheduled} is
+ * processed so scheduled calls go through it. Declare it from a {@code static @Bean} method.
+ *
+ * <p>Once-per-slot methods ({@code oncePerSlot = true}) are registered with the application's
+ * {@link SlotJobs}, which this post-processor creates and registers as the bean {@value
+ * #SLOT_JOBS_BEAN_NAME}.
  */
 public class LeaderOnlyAnnotationBeanPostProcessor
         extends AbstractBeanFactoryAwareAdvisingPostProcessor {
+
+    /** The name under which the application's {@link SlotJobs} are registered. */
+    public static final String SLOT_JOBS_BEAN_NAME = "redleaseSlotJobs";
 
     private static final long serialVersionUID = 1L;
 
     private transient @Nullable Supplier<Elections> elections;
 
     private transient @Nullable SlotJobs slotJobs;
-
-    private transient @Nullable ConfigurableBeanFactory configurableBeanFactory;
 
     /** Creates the post-processor. */
     public LeaderOnlyAnnotationBeanPostProcessor() {
@@ -60,14 +63,16 @@ public class LeaderOnlyAnnotationBeanPostProcessor
         Supplier<Elections> lookup =
                 SingletonSupplier.of(() -> beanFactory.getBean(Elections.class));
         this.elections = lookup;
-        this.slotJobs = new SlotJobs(beanFactory, lookup);
-        this.configurableBeanFactory =
-                beanFactory instanceof ConfigurableBeanFactory configurable ? configurable : null;
+        SlotJobs jobs = new SlotJobs(lookup);
+        this.slotJobs = jobs;
+        if (beanFactory instanceof SingletonBeanRegistry registry
+                && !beanFactory.containsBean(SLOT_JOBS_BEAN_NAME)) {
+            registry.registerSingleton(SLOT_JOBS_BEAN_NAME, jobs);
+        }
         Pointcut pointcut =
                 new ComposablePointcut(new AnnotationMatchingPointcut(LeaderOnly.class, true))
                         .union(new AnnotationMatchingPointcut(null, LeaderOnly.class, true));
-        this.advisor =
-                new DefaultPointcutAdvisor(pointcut, new LeaderOnlyInterceptor(lookup, slotJobs));
+        this.advisor = new DefaultPointcutAdvisor(pointcut, new LeaderOnlyInterceptor(lookup));
     }
 
     /** Returns the application's once-per-slot jobs. */
@@ -85,71 +90,31 @@ public class LeaderOnlyAnnotationBeanPostProcessor
         if (!isEligible(type)) {
             return super.postProcessAfterInitialization(bean, beanName);
         }
-        List<SlotJobDefinition> definitions = validate(type, beanName);
+        Map<Method, SlotJobs.Definition> jobs = validate(type, beanName);
         Object proxy = super.postProcessAfterInitialization(bean, beanName);
-        if (!definitions.isEmpty()) {
-            Object target = target(bean);
-            for (SlotJobDefinition definition : definitions) {
-                slotJobs()
-                        .register(
-                                target,
-                                definition.method().getName(),
-                                definition.create(slotJobs(), proxy));
-            }
-        }
+        jobs.forEach((method, definition) -> slotJobs().register(definition, proxy, method));
         return proxy;
     }
 
-    private static Object target(Object bean) {
-        if (bean instanceof Advised advised) {
-            try {
-                Object target = advised.getTargetSource().getTarget();
-                if (target != null) {
-                    return target;
+    private Map<Method, SlotJobs.Definition> validate(Class<?> type, String beanName) {
+        LeaderOnlyRules.checkType(type, beanName);
+        Map<Method, SlotJobs.Definition> jobs = new LinkedHashMap<>();
+        // Each method once, as the class finally declares it (an override replaces its original).
+        for (Method method :
+                ReflectionUtils.getUniqueDeclaredMethods(
+                        type, ReflectionUtils.USER_DECLARED_METHODS)) {
+            LeaderOnly leaderOnly = LeaderOnlyInterceptor.find(method, type);
+            if (leaderOnly != null && isAdvisable(method)) {
+                LeaderOnlyRules.check(method, leaderOnly, beanName);
+                checkElection(method, leaderOnly, beanName);
+                SlotJobs.Definition job =
+                        LeaderOnlyRules.slotJob(method, type, leaderOnly, beanName);
+                if (job != null) {
+                    jobs.put(method, job);
                 }
-            } catch (Exception ex) {
-                throw new IllegalStateException("redlease: cannot reach the target of " + bean, ex);
             }
         }
-        return bean;
-    }
-
-    private List<SlotJobDefinition> validate(Class<?> type, String beanName) {
-        LeaderOnly onType = AnnotatedElementUtils.findMergedAnnotation(type, LeaderOnly.class);
-        if (onType != null
-                && (onType.oncePerSlot()
-                        || onType.missedSlots() != MissedSlots.DEFAULT
-                        || onType.maxCatchUp() != 0)) {
-            throw new BeanCreationException(
-                    beanName,
-                    "redlease: @LeaderOnly on type "
-                            + type.getName()
-                            + " sets oncePerSlot, missedSlots or maxCatchUp, which apply to one"
-                            + " @Scheduled method each; put @LeaderOnly(oncePerSlot = true) on the"
-                            + " methods instead");
-        }
-        List<SlotJobDefinition> definitions = new ArrayList<>();
-        ReflectionUtils.doWithMethods(
-                type,
-                method -> {
-                    LeaderOnly leaderOnly = LeaderOnlyInterceptor.find(method, type);
-                    if (leaderOnly != null && isAdvisable(method)) {
-                        check(method, leaderOnly, beanName);
-                        SlotJobDefinition definition =
-                                SlotJobDefinition.of(method, leaderOnly, beanName, this::resolve);
-                        if (definition != null) {
-                            definitions.add(definition);
-                        }
-                    }
-                },
-                ReflectionUtils.USER_DECLARED_METHODS);
-        return definitions;
-    }
-
-    private String resolve(String value) {
-        ConfigurableBeanFactory factory = configurableBeanFactory;
-        String resolved = factory == null ? value : factory.resolveEmbeddedValue(value);
-        return resolved == null ? "" : resolved;
+        return jobs;
     }
 
     private static boolean isAdvisable(Method method) {
@@ -159,20 +124,7 @@ public class LeaderOnlyAnnotationBeanPostProcessor
                 && method.getDeclaringClass() != Object.class;
     }
 
-    private void check(Method method, LeaderOnly leaderOnly, String beanName) {
-        Class<?> returnType = method.getReturnType();
-        if (leaderOnly.whenNotLeader() == WhenNotLeader.SKIP
-                && returnType.isPrimitive()
-                && returnType != void.class) {
-            throw new BeanCreationException(
-                    beanName,
-                    "redlease: @LeaderOnly method "
-                            + method.toGenericString()
-                            + " returns "
-                            + returnType
-                            + ", but a skipped call has no value to return; return void, a"
-                            + " wrapper type or Optional, or use whenNotLeader = REJECT");
-        }
+    private void checkElection(Method method, LeaderOnly leaderOnly, String beanName) {
         Supplier<Elections> lookup = elections;
         if (lookup != null) {
             try {

@@ -24,13 +24,13 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
 
 /**
  * Runs a {@link LeaderOnly} method inside the election's current term, or skips or rejects it when
- * this instance does not lead.
+ * this instance does not lead. A once-per-slot job's scheduled run has its term bound already, so
+ * its call runs inside that term like any nested call; called directly, such a method is an
+ * ordinary {@code @LeaderOnly} call, outside any slot.
  */
 final class LeaderOnlyInterceptor implements MethodInterceptor {
 
     private final Supplier<Elections> elections;
-
-    private final SlotJobs slotJobs;
 
     /** The annotation that applies to each method and target class, looked up once. */
     private final Map<MethodClassKey, Optional<LeaderOnly>> annotations = new ConcurrentHashMap<>();
@@ -39,11 +39,9 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
      * Creates the interceptor.
      *
      * @param elections supplies the application's elections, looked up at the first call
-     * @param slotJobs the once-per-slot jobs
      */
-    LeaderOnlyInterceptor(Supplier<Elections> elections, SlotJobs slotJobs) {
+    LeaderOnlyInterceptor(Supplier<Elections> elections) {
         this.elections = elections;
-        this.slotJobs = slotJobs;
     }
 
     @Override
@@ -61,15 +59,6 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
             return invocation.proceed();
         }
         Elector elector = elections.get().get(leaderOnly.value());
-        if (leaderOnly.oncePerSlot()) {
-            SlotJob job = slotJobs.find(target, method.getName());
-            if (job != null) {
-                Object result = job.invoke(invocation);
-                return result == SlotJob.NOT_LEADER
-                        ? notLeader(method, leaderOnly, elector)
-                        : result;
-            }
-        }
         Term term = elector.term().orElse(null);
         if (term == null || !term.isActive()) {
             return notLeader(method, leaderOnly, elector);

@@ -3,7 +3,7 @@ package io.redlease.boot.actuate;
 import io.redlease.boot.health.RedleaseHealthIndicator;
 import io.redlease.core.Elections;
 import io.redlease.core.Elector;
-import io.redlease.core.annotation.SlotJobs;
+import io.redlease.core.scheduling.SlotJobs;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;

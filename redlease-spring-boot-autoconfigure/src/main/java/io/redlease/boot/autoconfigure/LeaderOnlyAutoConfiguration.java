@@ -2,8 +2,8 @@ package io.redlease.boot.autoconfigure;
 
 import io.redlease.core.annotation.LeaderOnly;
 import io.redlease.core.annotation.LeaderOnlyAnnotationBeanPostProcessor;
-import io.redlease.core.annotation.MissedSlots;
-import io.redlease.core.annotation.SlotJobs;
+import io.redlease.core.scheduling.MissedSlots;
+import io.redlease.core.scheduling.SlotJobs;
 import org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvisingPostProcessor;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -18,7 +18,9 @@ import org.springframework.context.annotation.Configuration;
  *
  * <p>The leadership check is the outermost advice of a bean that other advice (such as {@code
  * Transactional}) already proxies, so a follower's skipped call opens no transaction; advice that
- * hands the call to another thread ({@code @Async}) still runs before it.
+ * hands the call to another thread ({@code @Async}) still runs before it. Once-per-slot jobs are
+ * scheduled by the {@link SlotJobs} bean the post-processor registers; {@code
+ * redlease.scheduling.*} sets their defaults.
  *
  * <p>With {@code redlease.enabled=false} the annotation is not applied and annotated methods run on
  * every instance; a warning at startup lists them.
@@ -42,12 +44,13 @@ public final class LeaderOnlyAutoConfiguration {
             return postProcessor;
         }
 
+        /**
+         * Applies {@code redlease.scheduling.*} to the once-per-slot jobs (the bean the
+         * post-processor registers), and has each election's jobs catch up right after it is won.
+         */
         @Bean
-        @ConditionalOnMissingBean
-        SlotJobs redleaseSlotJobs(
-                LeaderOnlyAnnotationBeanPostProcessor postProcessor,
-                ObjectProvider<RedleaseProperties> properties) {
-            SlotJobs jobs = postProcessor.slotJobs();
+        ElectorCustomizer redleaseSlotJobsCustomizer(
+                SlotJobs jobs, ObjectProvider<RedleaseProperties> properties) {
             RedleaseProperties.Scheduling scheduling =
                     properties.getIfAvailable(RedleaseProperties::new).getScheduling();
             if (scheduling.getMissedSlots() == MissedSlots.DEFAULT) {
@@ -58,23 +61,21 @@ public final class LeaderOnlyAutoConfiguration {
                         "Set redlease.scheduling.missed-slots to RUN_LATEST, SKIP or RUN_ALL.",
                         null);
             }
-            if (scheduling.getMaxCatchUp() < 1) {
+            int maxCatchUp = scheduling.getMaxCatchUp();
+            if (maxCatchUp < 1 || maxCatchUp > SlotJobs.MAX_CATCH_UP) {
                 throw new InvalidRedleasePropertyException(
                         "redlease.scheduling.max-catch-up",
-                        scheduling.getMaxCatchUp(),
-                        "the most missed slots RUN_ALL runs at once must be at least 1",
-                        "Set redlease.scheduling.max-catch-up to 1 or more; the default is "
+                        maxCatchUp,
+                        "the most missed slots RUN_ALL runs at once must be 1 to "
+                                + SlotJobs.MAX_CATCH_UP,
+                        "Set redlease.scheduling.max-catch-up to 1 to "
+                                + SlotJobs.MAX_CATCH_UP
+                                + "; the default is "
                                 + SlotJobs.DEFAULT_MAX_CATCH_UP
                                 + ".",
                         null);
             }
-            jobs.setDefaults(scheduling.getMissedSlots(), scheduling.getMaxCatchUp());
-            return jobs;
-        }
-
-        /** Has each election's once-per-slot jobs catch up right after it is won. */
-        @Bean
-        ElectorCustomizer redleaseSlotJobsCustomizer(SlotJobs jobs) {
+            jobs.setDefaults(scheduling.getMissedSlots(), maxCatchUp);
             return (id, builder) -> builder.observer(jobs.observer(id));
         }
     }

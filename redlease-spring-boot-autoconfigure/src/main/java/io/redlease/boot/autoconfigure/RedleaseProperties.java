@@ -1,7 +1,7 @@
 package io.redlease.boot.autoconfigure;
 
-import io.redlease.core.annotation.MissedSlots;
-import io.redlease.core.annotation.SlotJobs;
+import io.redlease.core.scheduling.MissedSlots;
+import io.redlease.core.scheduling.SlotJobs;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -147,7 +147,7 @@ public class RedleaseProperties {
         this.elections = elections;
     }
 
-    /** Replica acknowledgement settings. */
+    /** Defaults of once-per-slot scheduled jobs. */
     public static class Scheduling {
 
         /**
@@ -157,7 +157,10 @@ public class RedleaseProperties {
          */
         private MissedSlots missedSlots = MissedSlots.RUN_LATEST;
 
-        /** The most missed slots RUN_ALL runs at once; older ones are dropped. At least 1. */
+        /**
+         * The most missed slots RUN_ALL runs at once, and how many slots a leader may fall behind
+         * before it drops the oldest. From 1 to 1000.
+         */
         private int maxCatchUp = SlotJobs.DEFAULT_MAX_CATCH_UP;
 
         public MissedSlots getMissedSlots() {
@@ -177,6 +180,7 @@ public class RedleaseProperties {
         }
     }
 
+    /** Replica acknowledgement settings. */
     public static class ReplicaAcknowledgement {
 
         /**

@@ -4,7 +4,7 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
-import io.redlease.core.annotation.SlotJobs;
+import io.redlease.core.scheduling.SlotJobs;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 

@@ -253,10 +253,10 @@ class OncePerSlotApplicationTests {
                                                 "redlease.name=" + name,
                                                 "redlease.elections.audit.name=" + name + "-a",
                                                 "redlease.instance-id=a",
-                                                "redlease.scheduling.max-catch-up=0")
+                                                "redlease.scheduling.max-catch-up=1001")
                                         .run());
         assertThat(output)
                 .contains("redlease.scheduling.max-catch-up")
-                .contains("Set redlease.scheduling.max-catch-up to 1 or more");
+                .contains("Set redlease.scheduling.max-catch-up to 1 to 1000");
     }
 }

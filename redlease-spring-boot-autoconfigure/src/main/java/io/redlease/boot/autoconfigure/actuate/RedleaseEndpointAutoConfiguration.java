@@ -3,7 +3,7 @@ package io.redlease.boot.autoconfigure.actuate;
 import io.redlease.boot.actuate.RedleaseEndpoint;
 import io.redlease.boot.autoconfigure.RedleaseAutoConfiguration;
 import io.redlease.core.Elections;
-import io.redlease.core.annotation.SlotJobs;
+import io.redlease.core.scheduling.SlotJobs;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;

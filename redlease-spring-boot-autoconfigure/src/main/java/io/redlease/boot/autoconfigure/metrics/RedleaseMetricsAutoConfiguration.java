@@ -6,7 +6,7 @@ import io.redlease.boot.autoconfigure.ElectorCustomizer;
 import io.redlease.boot.autoconfigure.RedleaseAutoConfiguration;
 import io.redlease.boot.metrics.RedleaseMetrics;
 import io.redlease.boot.metrics.SlotMetrics;
-import io.redlease.core.annotation.SlotJobs;
+import io.redlease.core.scheduling.SlotJobs;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;

@@ -4,7 +4,7 @@ import io.redlease.core.Fencer;
 import io.redlease.core.LeadershipContext;
 import io.redlease.core.Slot;
 import io.redlease.core.annotation.LeaderOnly;
-import io.redlease.core.annotation.SlotJobs;
+import io.redlease.core.scheduling.SlotJobs;
 import java.time.Duration;
 import java.util.List;
 import org.springframework.beans.factory.annotation.Value;

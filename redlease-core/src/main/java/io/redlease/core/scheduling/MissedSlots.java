@@ -1,4 +1,4 @@
-package io.redlease.core.annotation;
+package io.redlease.core.scheduling;
 
 /**
  * What a once-per-slot job does with slots that came due while no instance ran them: between the

@@ -1,4 +1,4 @@
-package io.redlease.core.annotation;
+package io.redlease.core.scheduling;
 
 import io.redlease.core.Elections;
 import io.redlease.core.Elector;
@@ -6,13 +6,12 @@ import io.redlease.core.Observer;
 import io.redlease.core.Slot;
 import io.redlease.core.SlotLedger;
 import io.redlease.core.Term;
-import java.time.Clock;
+import java.lang.reflect.Method;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -20,31 +19,41 @@ import java.util.function.Supplier;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
-import org.springframework.beans.factory.BeanFactory;
+import org.springframework.aop.framework.Advised;
+import org.springframework.aop.framework.AopProxyUtils;
+import org.springframework.aop.support.DefaultPointcutAdvisor;
+import org.springframework.aop.support.NameMatchMethodPointcut;
+import org.springframework.core.Ordered;
 import org.springframework.scheduling.TaskScheduler;
+import org.springframework.scheduling.annotation.SchedulingConfigurer;
+import org.springframework.scheduling.config.ScheduledTaskRegistrar;
+import org.springframework.scheduling.support.ScheduledMethodRunnable;
 
 /**
  * The application's once-per-slot jobs ({@code @LeaderOnly(oncePerSlot = true)} on {@code
- * Scheduled} methods), registered by {@link LeaderOnlyAnnotationBeanPostProcessor}.
+ * Scheduled} methods), registered by {@code LeaderOnlyAnnotationBeanPostProcessor}, which also
+ * makes this a bean.
  *
- * <p>Jobs run on the scheduler that runs their {@code @Scheduled} method: the bean named by {@code
- * Scheduled#scheduler()}, else the application's only {@link TaskScheduler} or the one named {@code
- * taskScheduler}. Slots are computed on that scheduler's clock. The {@link #observer(String)} of an
- * election has its jobs catch up right after it is won; without it (or without a scheduler bean)
- * they catch up at their next tick.
+ * <p>As a {@link SchedulingConfigurer} ordered last, it wraps the scheduler Spring's {@code
+ * Scheduled} processing uses: when Spring schedules a job's method, the job gets a {@link
+ * SlotSchedule} on that same scheduler instead (the one {@code @Scheduled(scheduler)} names, by
+ * bean name or qualifier, else the default one), with slots from the timing Spring resolved. The
+ * {@link #observer(String) observer} of an election has its jobs catch up right after it is won;
+ * without it they catch up at their next run.
  */
-public final class SlotJobs {
+public final class SlotJobs implements SchedulingConfigurer, Ordered {
 
     private static final Log logger = LogFactory.getLog("io.redlease.scheduling");
 
-    private static final ThreadLocal<Slot> CURRENT = new ThreadLocal<>();
-
-    /** The default of {@link LeaderOnly#maxCatchUp()}. */
+    /** The default of {@code maxCatchUp}. */
     public static final int DEFAULT_MAX_CATCH_UP = 10;
 
-    private final BeanFactory beanFactory;
+    /** The largest {@code maxCatchUp}: the most slots one decision runs. */
+    public static final int MAX_CATCH_UP = 1000;
 
     private final Supplier<Elections> elections;
+
+    private final SlotRun.Advice advice = new SlotRun.Advice(this);
 
     private final Map<JobKey, SlotJob> byMethod = new ConcurrentHashMap<>();
 
@@ -56,30 +65,59 @@ public final class SlotJobs {
 
     private volatile int defaultMaxCatchUp = DEFAULT_MAX_CATCH_UP;
 
-    private volatile @Nullable TaskScheduler defaultScheduler;
-
-    SlotJobs(BeanFactory beanFactory, Supplier<Elections> elections) {
-        this.beanFactory = beanFactory;
+    /**
+     * Creates the registry.
+     *
+     * @param elections supplies the application's elections, looked up when first needed
+     */
+    public SlotJobs(Supplier<Elections> elections) {
         this.elections = elections;
     }
 
     /** Returns the slot that the calling thread's once-per-slot run is doing, if any. */
     public static Optional<Slot> current() {
-        return Optional.ofNullable(CURRENT.get());
+        return Optional.ofNullable(SlotRun.current());
     }
 
-    static <T> T withSlot(Slot slot, Callable<T> work) throws Exception {
-        Slot outer = CURRENT.get();
-        CURRENT.set(slot);
-        try {
-            return work.call();
-        } finally {
-            if (outer == null) {
-                CURRENT.remove();
-            } else {
-                CURRENT.set(outer);
-            }
+    /**
+     * Registers a once-per-slot method of a bean, and adds the advice that lets its runs see it
+     * complete, innermost, to the bean's proxy.
+     *
+     * @param proxy the bean as the application sees it: a proxy with the {@code LeaderOnly} advice
+     * @param method the {@code @Scheduled} method
+     */
+    public void register(Definition definition, Object proxy, Method method) {
+        if (!(proxy instanceof Advised advised)) {
+            throw new IllegalStateException(
+                    "redlease: once-per-slot job " + definition.id() + " needs a proxied bean");
         }
+        SlotJob job = new SlotJob(this, definition, unwrap(proxy), method);
+        byMethod.put(new JobKey(unwrap(proxy), method.getName()), job);
+        byId.put(job.id, job);
+        advised.addAdvisor(new DefaultPointcutAdvisor(pointcut(method.getName()), advice));
+    }
+
+    private static NameMatchMethodPointcut pointcut(String methodName) {
+        NameMatchMethodPointcut pointcut = new NameMatchMethodPointcut();
+        pointcut.setMappedName(methodName);
+        return pointcut;
+    }
+
+    @Override
+    public void configureTasks(ScheduledTaskRegistrar registrar) {
+        TaskScheduler scheduler = registrar.getScheduler();
+        if (logger.isDebugEnabled()) {
+            logger.debug("redlease: once-per-slot jobs " + byId.keySet() + " run on " + scheduler);
+        }
+        if (scheduler != null && !(scheduler instanceof SlotTaskScheduler)) {
+            registrar.setTaskScheduler(new SlotTaskScheduler(scheduler, this));
+        }
+    }
+
+    /** Runs after every other {@link SchedulingConfigurer}, so that it wraps their scheduler. */
+    @Override
+    public int getOrder() {
+        return Ordered.LOWEST_PRECEDENCE;
     }
 
     /**
@@ -87,16 +125,19 @@ public final class SlotJobs {
      *
      * @param policy {@link MissedSlots#RUN_LATEST}, {@link MissedSlots#SKIP} or {@link
      *     MissedSlots#RUN_ALL}
-     * @param maxCatchUp the most missed slots {@link MissedSlots#RUN_ALL} runs, at least 1
+     * @param maxCatchUp the most missed slots {@link MissedSlots#RUN_ALL} runs, 1 to {@value
+     *     #MAX_CATCH_UP}
      */
     public void setDefaults(MissedSlots policy, int maxCatchUp) {
         if (policy == MissedSlots.DEFAULT) {
             throw new IllegalArgumentException(
                     "redlease: the default for missed slots must be RUN_LATEST, SKIP or RUN_ALL");
         }
-        if (maxCatchUp < 1) {
+        if (maxCatchUp < 1 || maxCatchUp > MAX_CATCH_UP) {
             throw new IllegalArgumentException(
-                    "redlease: the default maximum of slots to catch up must be at least 1, was "
+                    "redlease: the default maximum of slots to catch up must be 1 to "
+                            + MAX_CATCH_UP
+                            + ", was "
                             + maxCatchUp);
         }
         this.defaultPolicy = policy;
@@ -114,7 +155,12 @@ public final class SlotJobs {
         return new Observer() {
             @Override
             public void onElected(long token) {
-                catchUp(id);
+                for (SlotJob job : byId.values()) {
+                    SlotSchedule schedule = job.schedule();
+                    if (job.electionId.equals(id) && schedule != null) {
+                        schedule.catchUp();
+                    }
+                }
             }
         };
     }
@@ -137,17 +183,16 @@ public final class SlotJobs {
             } catch (RuntimeException ex) {
                 state = null;
             }
-            Instant now = job.clock().instant();
             views.add(
                     new JobView(
                             job.id,
                             job.electionId,
-                            job.trigger.toString(),
+                            job.describeTrigger(),
                             policy(job),
                             maxCatchUp(job),
                             state == null ? null : state.completedSlot(),
                             state == null ? null : state.completedAt(),
-                            state == null ? null : job.trigger.next(state, now)));
+                            state == null ? null : job.nextAfter(state)));
         }
         return views;
     }
@@ -164,15 +209,16 @@ public final class SlotJobs {
         return job.lag().toNanos() / 1e9;
     }
 
-    // For the post-processor, the interceptor and the jobs.
+    // For the jobs and their schedules.
 
-    void register(Object target, String methodName, SlotJob job) {
-        byMethod.put(new JobKey(target, methodName), job);
-        byId.put(job.id, job);
+    @Nullable SlotJob find(@Nullable Object bean, Method method) {
+        return bean == null ? null : byMethod.get(new JobKey(unwrap(bean), method.getName()));
     }
 
-    @Nullable SlotJob find(@Nullable Object target, String methodName) {
-        return target == null ? null : byMethod.get(new JobKey(target, methodName));
+    /** Returns the job whose method a task Spring is scheduling runs, or null. */
+    @Nullable SlotJob jobFor(Runnable task) {
+        ScheduledMethodRunnable method = ScheduledMethods.of(task);
+        return method == null ? null : find(method.getTarget(), method.getMethod());
     }
 
     MissedSlots policy(SlotJob job) {
@@ -192,43 +238,6 @@ public final class SlotJobs {
         return elector(electionId).term().filter(Term::isActive).orElse(null);
     }
 
-    @Nullable TaskScheduler scheduler(String name) {
-        if (!name.isEmpty()) {
-            return beanFactory.getBean(name, TaskScheduler.class);
-        }
-        TaskScheduler scheduler = defaultScheduler;
-        if (scheduler == null) {
-            scheduler = beanFactory.getBeanProvider(TaskScheduler.class).getIfUnique();
-            if (scheduler == null && beanFactory.containsBean("taskScheduler")) {
-                scheduler = beanFactory.getBean("taskScheduler", TaskScheduler.class);
-            }
-            defaultScheduler = scheduler;
-        }
-        return scheduler;
-    }
-
-    Clock clock(String schedulerName) {
-        TaskScheduler scheduler = scheduler(schedulerName);
-        return scheduler != null ? scheduler.getClock() : Clock.systemDefaultZone();
-    }
-
-    private void catchUp(String electionId) {
-        for (SlotJob job : byId.values()) {
-            if (!job.electionId.equals(electionId)) {
-                continue;
-            }
-            TaskScheduler scheduler = scheduler(job.schedulerName);
-            if (scheduler == null) {
-                logger.debug(
-                        "redlease: no TaskScheduler bean; job "
-                                + job.id
-                                + " catches up at its tick");
-                continue;
-            }
-            scheduler.schedule(job::runDue, scheduler.getClock().instant());
-        }
-    }
-
     void record(SlotJob job, Instant slot, Result result) {
         if (result != Result.SKIPPED && logger.isDebugEnabled()) {
             logger.debug("redlease: once-per-slot job " + job.id + " slot " + slot + ": " + result);
@@ -236,16 +245,19 @@ public final class SlotJobs {
         notify(job, slot, result, 1);
     }
 
-    void recordMissed(SlotJob job, Instant slot, long count) {
+    void recordMissed(SlotJob job, Instant slot, long count, boolean atLeast) {
         logger.warn(
                 "redlease: once-per-slot job "
                         + job.id
                         + " drops "
+                        + (atLeast ? "at least " : "")
                         + count
-                        + " missed slot(s) up to "
+                        + " missed slot(s) before "
                         + slot
                         + " (missedSlots "
                         + policy(job)
+                        + ", maxCatchUp "
+                        + maxCatchUp(job)
                         + ")");
         notify(job, slot, Result.MISSED, count);
     }
@@ -260,7 +272,33 @@ public final class SlotJobs {
         }
     }
 
-    /** Hears about every job's runs, skipped ticks and missed slots. */
+    private static Object unwrap(Object bean) {
+        Object current = bean;
+        for (Object target = AopProxyUtils.getSingletonTarget(current);
+                target != null;
+                target = AopProxyUtils.getSingletonTarget(current)) {
+            current = target;
+        }
+        return current;
+    }
+
+    /**
+     * A once-per-slot method as its annotation defines it, checked when its bean was created.
+     *
+     * @param id the job's id: the bean name and the method name, joined by a dot
+     * @param electionId the election the job runs in
+     * @param missedSlots the policy for missed slots; {@link MissedSlots#DEFAULT} takes the default
+     * @param maxCatchUp the most missed slots {@link MissedSlots#RUN_ALL} runs; 0 takes the default
+     * @param interruptOnStepDown whether a run is interrupted when its term ends
+     */
+    public record Definition(
+            String id,
+            String electionId,
+            MissedSlots missedSlots,
+            int maxCatchUp,
+            boolean interruptOnStepDown) {}
+
+    /** Hears about every job's runs, skipped links and missed slots. */
     @FunctionalInterface
     public interface Listener {
 
@@ -274,15 +312,18 @@ public final class SlotJobs {
 
     /** The outcome of a slot. */
     public enum Result {
-        /** A tick ran its slot and marked it complete. */
+        /** The slot ran at its time and was marked complete. */
         RUN("run"),
-        /** A tick came for a slot that had completed, or was not due yet, and ran nothing. */
+        /** A run came for a slot that had completed or was dropped, and ran nothing. */
         SKIPPED("skipped"),
-        /** A slot that no tick ran on time was run and marked complete. */
+        /** A slot that came due while no instance ran it was run later and marked complete. */
         CAUGHT_UP("caught-up"),
-        /** A missed slot was dropped, as {@link MissedSlots} says. */
+        /** Missed slots were dropped, as {@link MissedSlots} and {@code maxCatchUp} say. */
         MISSED("missed"),
-        /** The run threw, or its term was over before the slot could be marked. */
+        /**
+         * The run threw, was cut short by the end of its term, or its mark was refused: the slot is
+         * not marked.
+         */
         FAILED("failed");
 
         private final String tag;

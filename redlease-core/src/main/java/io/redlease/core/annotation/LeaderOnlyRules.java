@@ -1,0 +1,176 @@
+package io.redlease.core.annotation;
+
+import io.redlease.core.Elections;
+import io.redlease.core.annotation.LeaderOnly.WhenNotLeader;
+import io.redlease.core.scheduling.MissedSlots;
+import io.redlease.core.scheduling.SlotJobs;
+import java.lang.reflect.Method;
+import java.util.Set;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Future;
+import org.jspecify.annotations.Nullable;
+import org.springframework.beans.factory.BeanCreationException;
+import org.springframework.core.KotlinDetector;
+import org.springframework.core.ReactiveAdapterRegistry;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.scheduling.annotation.Async;
+import org.springframework.scheduling.annotation.Scheduled;
+import org.springframework.scheduling.annotation.Schedules;
+import org.springframework.util.StringUtils;
+
+/**
+ * The rules a {@link LeaderOnly} method is checked against when its bean is created; each broken
+ * rule is a {@link BeanCreationException} that names the method and the fix.
+ */
+final class LeaderOnlyRules {
+
+    private LeaderOnlyRules() {}
+
+    /** Checks what applies to every {@code @LeaderOnly} method. */
+    static void check(Method method, LeaderOnly leaderOnly, String beanName) {
+        Class<?> returnType = method.getReturnType();
+        if (isReactive(method)) {
+            throw invalid(
+                    beanName,
+                    method,
+                    "is reactive (it returns "
+                            + returnType.getName()
+                            + " or suspends): @LeaderOnly would check leadership when the method"
+                            + " assembles its publisher, not when the publisher runs, and could not"
+                            + " end it with the term; return a plain value, or check"
+                            + " LeadershipContext inside the publisher");
+        }
+        if (leaderOnly.whenNotLeader() == WhenNotLeader.SKIP
+                && returnType.isPrimitive()
+                && returnType != void.class) {
+            throw invalid(
+                    beanName,
+                    method,
+                    "returns "
+                            + returnType
+                            + ", but a skipped call has no value to return; return void, a"
+                            + " wrapper type or Optional, or use whenNotLeader = REJECT");
+        }
+        if (!leaderOnly.oncePerSlot()
+                && (leaderOnly.missedSlots() != MissedSlots.DEFAULT
+                        || leaderOnly.maxCatchUp() != 0)) {
+            throw invalid(
+                    beanName,
+                    method,
+                    "sets missedSlots or maxCatchUp without oncePerSlot = true; they apply only"
+                            + " to once-per-slot jobs");
+        }
+    }
+
+    /**
+     * Checks a once-per-slot method and defines its job.
+     *
+     * @return the job's definition, or null when the method is not once-per-slot
+     */
+    static SlotJobs.@Nullable Definition slotJob(
+            Method method, Class<?> type, LeaderOnly leaderOnly, String beanName) {
+        if (!leaderOnly.oncePerSlot()) {
+            return null;
+        }
+        int maxCatchUp = leaderOnly.maxCatchUp();
+        if (maxCatchUp < 0 || maxCatchUp > SlotJobs.MAX_CATCH_UP) {
+            throw invalid(
+                    beanName,
+                    method,
+                    "sets maxCatchUp = "
+                            + maxCatchUp
+                            + "; it must be at least 1 and at most "
+                            + SlotJobs.MAX_CATCH_UP
+                            + ", or 0 for redlease.scheduling.max-catch-up");
+        }
+        if (AnnotatedElementUtils.hasAnnotation(method, Async.class)
+                || AnnotatedElementUtils.hasAnnotation(type, Async.class)) {
+            throw invalid(
+                    beanName,
+                    method,
+                    "sets oncePerSlot = true and is @Async: the call would return before the"
+                            + " method ran, and the slot would be marked for work not done;"
+                            + " remove @Async (the scheduler already runs the method on its own"
+                            + " thread) or call the asynchronous work from the job");
+        }
+        Class<?> returnType = method.getReturnType();
+        if (Future.class.isAssignableFrom(returnType)
+                || CompletionStage.class.isAssignableFrom(returnType)) {
+            throw invalid(
+                    beanName,
+                    method,
+                    "sets oncePerSlot = true and returns "
+                            + returnType.getName()
+                            + ": a run ends when the method returns, so it must return once its"
+                            + " work is done; return void");
+        }
+        Set<Scheduled> scheduled =
+                AnnotatedElementUtils.getMergedRepeatableAnnotations(
+                        method, Scheduled.class, Schedules.class);
+        if (scheduled.isEmpty()) {
+            throw invalid(
+                    beanName,
+                    method,
+                    "sets oncePerSlot = true but is not @Scheduled; slots come from the method's"
+                            + " @Scheduled trigger");
+        }
+        if (scheduled.size() > 1) {
+            throw invalid(
+                    beanName,
+                    method,
+                    "sets oncePerSlot = true and has "
+                            + scheduled.size()
+                            + " @Scheduled triggers; a once-per-slot job has one trigger, so"
+                            + " split it into one method per trigger");
+        }
+        Scheduled only = scheduled.iterator().next();
+        if (!StringUtils.hasText(only.cron())
+                && only.fixedRate() < 0
+                && !StringUtils.hasText(only.fixedRateString())
+                && only.fixedDelay() < 0
+                && !StringUtils.hasText(only.fixedDelayString())) {
+            throw invalid(
+                    beanName,
+                    method,
+                    "sets oncePerSlot = true on a @Scheduled one-time task; a once-per-slot job"
+                            + " needs cron, fixedRate or fixedDelay");
+        }
+        return new SlotJobs.Definition(
+                beanName + "." + method.getName(),
+                leaderOnly.value().isEmpty() ? Elections.DEFAULT : leaderOnly.value(),
+                leaderOnly.missedSlots(),
+                maxCatchUp,
+                leaderOnly.interruptOnStepDown());
+    }
+
+    /** Refuses once-per-slot settings on a type: they apply to one method each. */
+    static void checkType(Class<?> type, String beanName) {
+        LeaderOnly onType = AnnotatedElementUtils.findMergedAnnotation(type, LeaderOnly.class);
+        if (onType != null
+                && (onType.oncePerSlot()
+                        || onType.missedSlots() != MissedSlots.DEFAULT
+                        || onType.maxCatchUp() != 0)) {
+            throw new BeanCreationException(
+                    beanName,
+                    "redlease: @LeaderOnly on type "
+                            + type.getName()
+                            + " sets oncePerSlot, missedSlots or maxCatchUp, which apply to one"
+                            + " @Scheduled method each; put @LeaderOnly(oncePerSlot = true) on the"
+                            + " methods instead");
+        }
+    }
+
+    private static boolean isReactive(Method method) {
+        if (KotlinDetector.isKotlinPresent() && KotlinDetector.isSuspendingFunction(method)) {
+            return true;
+        }
+        Class<?> type = method.getReturnType();
+        return !CompletionStage.class.isAssignableFrom(type)
+                && ReactiveAdapterRegistry.getSharedInstance().getAdapter(type) != null;
+    }
+
+    static BeanCreationException invalid(String beanName, Method method, String rule) {
+        return new BeanCreationException(
+                beanName, "redlease: @LeaderOnly method " + method.toGenericString() + " " + rule);
+    }
+}

@@ -1,0 +1,275 @@
+package io.redlease.core.scheduling;
+
+import java.time.Clock;
+import java.time.Instant;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Delayed;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
+import org.springframework.core.task.TaskRejectedException;
+import org.springframework.scheduling.SchedulingAwareRunnable;
+import org.springframework.scheduling.TaskScheduler;
+import org.springframework.scheduling.Trigger;
+import org.springframework.scheduling.TriggerContext;
+import org.springframework.scheduling.support.ScheduledMethodRunnable;
+
+/**
+ * How one once-per-slot job is scheduled on this instance, in place of the task Spring would have
+ * scheduled for its method: a chain of one-shot links on the scheduler Spring chose, each for one
+ * slot. Each link runs once, then its job says which slot the next link is for.
+ *
+ * <p>A link is scheduled as a trigger task that fires once, so that the scheduler that runs it
+ * (Spring's router picks it by the method's {@code @Scheduled(scheduler)} qualifier) hands it its
+ * own clock. Spring keeps this object as the method's future: cancelling it ends the chain.
+ */
+final class SlotSchedule implements ScheduledFuture<Object> {
+
+    private static final Log logger = LogFactory.getLog("io.redlease.scheduling");
+
+    private final SlotJob job;
+
+    private final TaskScheduler scheduler;
+
+    /** Spring's task for the method: calls it through its proxy, observed, outcome tracked. */
+    final Runnable task;
+
+    /** The method's runnable inside {@link #task}. */
+    private final ScheduledMethodRunnable method;
+
+    private final Function<Clock, SlotTrigger> triggerOnClock;
+
+    private volatile @Nullable Clock clock;
+
+    private volatile @Nullable SlotTrigger trigger;
+
+    private final CompletableFuture<Object> ended = new CompletableFuture<>();
+
+    // Guarded by this.
+    private @Nullable ScheduledFuture<?> pending;
+
+    private long generation;
+
+    SlotSchedule(
+            SlotJob job,
+            TaskScheduler scheduler,
+            Runnable task,
+            ScheduledMethodRunnable method,
+            Function<Clock, SlotTrigger> triggerOnClock) {
+        this.job = job;
+        this.scheduler = scheduler;
+        this.task = task;
+        this.method = method;
+        this.triggerOnClock = triggerOnClock;
+    }
+
+    /** Schedules the first link, for the trigger's first slot. */
+    void start() {
+        synchronized (this) {
+            link(new Link(generation, false, null));
+        }
+    }
+
+    /** Has the job catch up now, on its scheduler: right after its election was won. */
+    void catchUp() {
+        synchronized (this) {
+            if (!ended.isDone()) {
+                link(new Link(generation, true, null));
+            }
+        }
+    }
+
+    /** Returns the clock of the scheduler that runs the links. */
+    Clock clock() {
+        Clock known = clock;
+        return known != null ? known : scheduler.getClock();
+    }
+
+    /** Returns the slots; known once the first link has been scheduled. */
+    SlotTrigger trigger() {
+        SlotTrigger known = trigger;
+        if (known == null) {
+            throw new IllegalStateException("redlease: " + job + " has no clock yet");
+        }
+        return known;
+    }
+
+    /** Counts a fixed rate's slots from the start its ledger holds. */
+    void rephase(Instant epoch) {
+        if (trigger instanceof SlotTrigger.FixedRate rate && !rate.epoch().equals(epoch)) {
+            trigger = rate.from(epoch);
+        }
+    }
+
+    private void learn(Clock schedulerClock) {
+        if (clock == null) {
+            clock = schedulerClock;
+            trigger = triggerOnClock.apply(schedulerClock);
+        }
+    }
+
+    private void fire(Link link) {
+        if (link.catchUp) {
+            Instant next = job.catchUp(this);
+            if (next != null) {
+                restart(next);
+            }
+            return;
+        }
+        Instant slot = link.slot;
+        if (slot == null || isStale(link)) {
+            return;
+        }
+        Instant next = job.tick(this, slot);
+        synchronized (this) {
+            if (link.generation == generation && next != null) {
+                link(new Link(generation, false, next));
+            }
+        }
+    }
+
+    /** Replaces the link in waiting with one for {@code next}. */
+    private synchronized void restart(Instant next) {
+        generation++;
+        if (pending != null) {
+            pending.cancel(false);
+        }
+        link(new Link(generation, false, next));
+    }
+
+    private synchronized boolean isStale(Link link) {
+        return link.generation != generation || ended.isDone();
+    }
+
+    // Called holding this.
+    private void link(Link link) {
+        if (ended.isDone()) {
+            return;
+        }
+        try {
+            ScheduledFuture<?> future = scheduler.schedule(link, link);
+            if (!link.catchUp) {
+                pending = future;
+            }
+        } catch (TaskRejectedException ex) {
+            logger.debug("redlease: " + job + " stops: its scheduler takes no more tasks", ex);
+            ended.cancel(false);
+        }
+    }
+
+    @Override
+    public synchronized boolean cancel(boolean mayInterruptIfRunning) {
+        if (!ended.cancel(false)) {
+            return false;
+        }
+        if (pending != null) {
+            pending.cancel(mayInterruptIfRunning);
+        }
+        return true;
+    }
+
+    @Override
+    public boolean isCancelled() {
+        return ended.isCancelled();
+    }
+
+    @Override
+    public boolean isDone() {
+        return ended.isDone();
+    }
+
+    @Override
+    public Object get() throws InterruptedException, ExecutionException {
+        return ended.get();
+    }
+
+    @Override
+    public Object get(long timeout, TimeUnit unit)
+            throws InterruptedException, ExecutionException, TimeoutException {
+        return ended.get(timeout, unit);
+    }
+
+    @Override
+    public synchronized long getDelay(TimeUnit unit) {
+        if (ended.isDone() || pending == null) {
+            return 0;
+        }
+        return pending.getDelay(unit);
+    }
+
+    @Override
+    public int compareTo(Delayed other) {
+        return Long.compare(getDelay(TimeUnit.NANOSECONDS), other.getDelay(TimeUnit.NANOSECONDS));
+    }
+
+    @Override
+    public String toString() {
+        return "SlotSchedule[" + job + "]";
+    }
+
+    /**
+     * One run of the chain: a tick for one slot, or a catch-up after election. As the trigger of
+     * its own one-shot task it fires once, at its slot on the scheduler's clock (a catch-up at
+     * once), and learns that clock.
+     */
+    private final class Link implements SchedulingAwareRunnable, Trigger {
+
+        final long generation;
+
+        final boolean catchUp;
+
+        volatile @Nullable Instant slot;
+
+        private volatile boolean asked;
+
+        Link(long generation, boolean catchUp, @Nullable Instant slot) {
+            this.generation = generation;
+            this.catchUp = catchUp;
+            this.slot = slot;
+        }
+
+        @Override
+        public @Nullable Instant nextExecution(TriggerContext context) {
+            if (asked) {
+                return null;
+            }
+            asked = true;
+            learn(context.getClock());
+            Instant now = context.getClock().instant();
+            if (catchUp) {
+                return now;
+            }
+            if (slot == null) {
+                slot = trigger().first(now);
+            }
+            return slot;
+        }
+
+        @Override
+        public void run() {
+            try {
+                fire(this);
+            } catch (CancellationException ex) {
+                // Cancelled while it ran: the chain has ended.
+            } catch (RuntimeException | Error ex) {
+                logger.error("redlease: " + job + " failed to schedule its next run", ex);
+            }
+        }
+
+        @Override
+        public @Nullable String getQualifier() {
+            return method.getQualifier();
+        }
+
+        @Override
+        public String toString() {
+            return job + (catchUp ? " catch-up" : " slot " + slot);
+        }
+    }
+}
