@@ -261,6 +261,38 @@ class OncePerSlotFailClosedTests {
         assertStartupFails(AsyncJob.class, "AsyncJob.job()", "@Async");
     }
 
+    /** Marks methods for asynchronous execution, as {@code @EnableAsync(annotation)} allows. */
+    @java.lang.annotation.Retention(java.lang.annotation.RetentionPolicy.RUNTIME)
+    @java.lang.annotation.Target(java.lang.annotation.ElementType.METHOD)
+    @interface InBackground {}
+
+    @EnableAsync(annotation = InBackground.class)
+    static class CustomAsyncJob {
+        @InBackground
+        @Scheduled(fixedRate = 1000)
+        @LeaderOnly(oncePerSlot = true)
+        public void job() {}
+    }
+
+    @Test
+    void aOncePerSlotMethodBehindAsynchronousAdviceOfAnotherAnnotationFailsAtStartup() {
+        assertStartupFails(
+                CustomAsyncJob.class,
+                "oncePerSlotFailClosedTests.CustomAsyncJob.job",
+                "asynchronous");
+    }
+
+    @Test
+    void aOncePerSlotMethodCalledDirectlyIsRefused() {
+        SlotInstance a = instance("a").with(OnDefaultScheduler.class).start();
+        await().atMost(Duration.ofSeconds(10)).until(() -> !RUNS.isEmpty());
+        OnDefaultScheduler job = a.context.getBean(OnDefaultScheduler.class);
+        // Refused before the method runs: its body would fail on the empty slot instead.
+        assertThatExceptionOfType(IllegalStateException.class)
+                .isThrownBy(job::job)
+                .withMessageContaining("runs only as one of its slots");
+    }
+
     // Point 3: a healthy leader never drops a slot, however late its scheduler is.
 
     static class LateRate {

@@ -1,0 +1,23 @@
+package io.redlease.core.scheduling;
+
+import org.jspecify.annotations.Nullable;
+import org.springframework.aot.hint.MemberCategory;
+import org.springframework.aot.hint.RuntimeHints;
+import org.springframework.aot.hint.RuntimeHintsRegistrar;
+import org.springframework.aot.hint.TypeReference;
+
+/**
+ * Lets a GraalVM native image read the field through which once-per-slot scheduling recognises a
+ * scheduled method's task ({@link ScheduledMethods}). Registered for Spring AOT in {@code
+ * META-INF/spring/aot.factories}.
+ */
+final class SchedulingRuntimeHints implements RuntimeHintsRegistrar {
+
+    @Override
+    public void registerHints(RuntimeHints hints, @Nullable ClassLoader classLoader) {
+        hints.reflection()
+                .registerType(
+                        TypeReference.of(ScheduledMethods.WRAPPER),
+                        MemberCategory.ACCESS_DECLARED_FIELDS);
+    }
+}
