@@ -3,7 +3,6 @@ package io.redlease.core.scheduling;
 import io.redlease.core.Slot;
 import io.redlease.core.SlotLedger;
 import io.redlease.core.Term;
-import io.redlease.core.TermEndedException;
 import io.redlease.core.scheduling.SlotJobs.Result;
 import io.redlease.core.scheduling.SlotTrigger.Window;
 import java.lang.reflect.Method;
@@ -204,7 +203,7 @@ final class SlotJob {
             at.delayFrom = now; // SKIP: the next run comes one delay after the election.
         }
         for (Instant slot : runs) {
-            if (run(term, at, schedule, slot, true) != Outcome.COMPLETED) {
+            if (run(term, at, schedule, slot, true) != SlotRun.Outcome.COMPLETED) {
                 return;
             }
         }
@@ -215,7 +214,7 @@ final class SlotJob {
         SlotTrigger trigger = schedule.trigger();
         Instant handled = at.handled();
         if (handled != null && !slot.isAfter(handled)) {
-            jobs.record(this, slot, Result.SKIPPED);
+            record(slot, Result.SKIPPED);
             return;
         }
         if (handled == null || trigger instanceof SlotTrigger.FixedDelay) {
@@ -225,14 +224,14 @@ final class SlotJob {
         int older = jobs.policy(this) == MissedSlots.RUN_ALL ? jobs.maxCatchUp(this) : 0;
         Window due = trigger.between(handled, slot, older + 1);
         if (due.isEmpty()) {
-            jobs.record(this, slot, Result.SKIPPED);
+            record(slot, Result.SKIPPED);
             return;
         }
         List<Instant> runs = due.slots();
         drop(at, due, runs.get(0), runs.get(runs.size() - 1));
         for (int i = 0; i < runs.size(); i++) {
             boolean own = i == runs.size() - 1;
-            if (run(term, at, schedule, runs.get(i), !own) != Outcome.COMPLETED) {
+            if (run(term, at, schedule, runs.get(i), !own) != SlotRun.Outcome.COMPLETED) {
                 return;
             }
         }
@@ -277,70 +276,30 @@ final class SlotJob {
     }
 
     /** Runs one slot inside the term and marks it if the run completed while the term lasted. */
-    private Outcome run(
+    private SlotRun.Outcome run(
             Term term, Progress at, SlotSchedule schedule, Instant slot, boolean catchUp) {
-        SlotRun run = new SlotRun(this, new Slot(id, slot, catchUp));
-        try {
-            return term.execute(() -> complete(term, at, schedule, run), interruptOnStepDown);
-        } catch (TermEndedException ex) {
-            if (ex.term() == term) {
-                return Outcome.NOT_STARTED; // The term ended before the run could start.
-            }
-            jobs.record(this, slot, Result.FAILED);
-            throw ex;
-        } catch (Throwable ex) {
-            logger.error("redlease: once-per-slot job " + id + " failed slot " + slot, ex);
-            at.delayFrom = now(schedule);
-            jobs.record(this, slot, Result.FAILED);
-            return Outcome.FAILED;
-        }
+        return new SlotRun(this, new Slot(id, slot, catchUp)).execute(term, at, schedule);
     }
 
-    private Outcome complete(Term term, Progress at, SlotSchedule schedule, SlotRun run) {
-        Instant slot = run.slot.time();
-        run.invoke(schedule.task);
-        Instant completedAt = now(schedule);
-        at.delayFrom = completedAt;
-        String failure;
-        if (!run.returned()) {
-            failure =
-                    "returned without its method completing on the scheduler's thread (advice"
-                            + " in front of it answered, or ran it elsewhere)";
-        } else if (!term.isActive()) {
-            failure = "was cut short: its term (token " + term.token() + ") ended during the run";
-        } else {
-            Instant start = at.epoch != null ? at.epoch : epochOf(schedule, slot);
-            SlotLedger.Mark mark = ledger().mark(term, slot, completedAt, start);
-            if (mark == SlotLedger.Mark.MARKED) {
-                at.completed(slot, completedAt, start);
-                known = new SlotLedger.State(slot, completedAt, start, at.since, term.token());
-                jobs.record(this, slot, run.slot.catchUp() ? Result.CAUGHT_UP : Result.RUN);
-                return Outcome.COMPLETED;
-            }
-            failure = "completed, but its mark was refused (" + mark + ")";
-        }
-        logger.warn(
-                "redlease: once-per-slot job "
-                        + id
-                        + " slot "
-                        + slot
-                        + " "
-                        + failure
-                        + "; it is not marked, and the leader runs it again as missedSlots says");
-        jobs.record(this, slot, Result.FAILED);
-        return Outcome.FAILED;
+    /** Records a run's slot as completed, as the ledger now holds it. */
+    void completed(SlotLedger.State state) {
+        known = state;
     }
 
-    private static Instant epochOf(SlotSchedule schedule, Instant slot) {
-        return schedule.trigger() instanceof SlotTrigger.FixedRate rate ? rate.epoch() : slot;
+    boolean interruptOnStepDown() {
+        return interruptOnStepDown;
+    }
+
+    void record(Instant slot, Result result) {
+        jobs.record(this, slot, result);
     }
 
     /** Returns the scheduler's time, to the millisecond the ledger keeps. */
-    private static Instant now(SlotSchedule schedule) {
+    static Instant now(SlotSchedule schedule) {
         return schedule.clock().instant().truncatedTo(ChronoUnit.MILLIS);
     }
 
-    private static Instant max(Instant a, @Nullable Instant b) {
+    static Instant max(Instant a, @Nullable Instant b) {
         return b != null && b.isAfter(a) ? b : a;
     }
 
@@ -385,65 +344,5 @@ final class SlotJob {
     @Override
     public String toString() {
         return "once-per-slot job " + id;
-    }
-
-    private enum Outcome {
-        COMPLETED,
-        FAILED,
-        NOT_STARTED
-    }
-
-    /**
-     * The current term's view of the ledger: after its claim, no other term can change it, so the
-     * term keeps it up to date itself.
-     */
-    private static final class Progress {
-
-        final long token;
-
-        @Nullable Instant completedSlot;
-
-        @Nullable Instant completedAt;
-
-        @Nullable Instant epoch;
-
-        /** The newest slot this term dropped as missed, or null. */
-        @Nullable Instant settled;
-
-        /** Where the job's slots begin. */
-        final @Nullable Instant since;
-
-        /**
-         * Where a fixed delay counts from: the last run's end on this instance, or the ledger's.
-         */
-        @Nullable Instant delayFrom;
-
-        Progress(long token, SlotLedger.State state) {
-            this.token = token;
-            this.completedSlot = state.completedSlot();
-            this.completedAt = state.completedAt();
-            this.epoch = state.epoch();
-            this.since = state.since();
-            this.delayFrom = state.completedAt();
-        }
-
-        /** The newest slot that is done for this term: completed, dropped, or before the job. */
-        @Nullable Instant handled() {
-            Instant handled = since;
-            for (Instant done : new Instant[] {completedSlot, settled}) {
-                if (done != null) {
-                    handled = max(done, handled);
-                }
-            }
-            return handled;
-        }
-
-        void completed(Instant slot, Instant at, Instant start) {
-            completedSlot = slot;
-            completedAt = at;
-            if (epoch == null) {
-                epoch = start;
-            }
-        }
     }
 }

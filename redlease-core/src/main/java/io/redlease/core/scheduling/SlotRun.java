@@ -1,18 +1,28 @@
 package io.redlease.core.scheduling;
 
 import io.redlease.core.Slot;
+import io.redlease.core.SlotLedger;
+import io.redlease.core.Term;
+import io.redlease.core.TermEndedException;
+import io.redlease.core.scheduling.SlotJobs.Result;
 import java.lang.reflect.Method;
+import java.time.Instant;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One scheduled run of a once-per-slot job's method, bound to the thread that runs it. The job's
- * innermost advice ({@link Advice}) confirms that the method itself was entered and returned on
- * that thread: a run whose method returned elsewhere, later or not at all (advice in front that
- * hands the call to another thread, or answers without calling it) is not marked.
+ * One run of a once-per-slot job's method for one slot, from its start inside the term to its mark.
+ * While it runs it is bound to the thread, and the job's innermost advice ({@link Advice}) confirms
+ * that the method itself was entered and returned on that thread: a run whose method returned
+ * elsewhere, later or not at all (advice in front that hands the call to another thread, or answers
+ * without calling it) is not marked.
  */
 final class SlotRun {
+
+    private static final Log logger = LogFactory.getLog("io.redlease.scheduling");
 
     private static final ThreadLocal<@Nullable SlotRun> CURRENT = new ThreadLocal<>();
 
@@ -29,8 +39,68 @@ final class SlotRun {
         this.slot = slot;
     }
 
-    /** Runs the method through Spring's runnable with this run bound to the thread. */
-    void invoke(Runnable method) {
+    /**
+     * Runs the slot inside the term and marks it, if the method returned on this thread while the
+     * term was still active and the ledger accepts the mark.
+     */
+    Outcome execute(Term term, Progress at, SlotSchedule schedule) {
+        try {
+            return term.execute(() -> runAndMark(term, at, schedule), job.interruptOnStepDown());
+        } catch (TermEndedException ex) {
+            if (ex.term() == term) {
+                return Outcome.NOT_STARTED; // The term ended before the run could start.
+            }
+            job.record(slot.time(), Result.FAILED);
+            throw ex;
+        } catch (Throwable ex) {
+            logger.error("redlease: " + job + " failed slot " + slot.time(), ex);
+            at.delayFrom = SlotJob.now(schedule);
+            job.record(slot.time(), Result.FAILED);
+            return Outcome.FAILED;
+        }
+    }
+
+    private Outcome runAndMark(Term term, Progress at, SlotSchedule schedule) {
+        Instant time = slot.time();
+        invoke(schedule.task);
+        Instant completedAt = SlotJob.now(schedule);
+        at.delayFrom = completedAt;
+        String failure;
+        if (!returned) {
+            failure =
+                    "returned without its method completing on the scheduler's thread (advice"
+                            + " in front of it answered, or ran it elsewhere)";
+        } else if (!term.isActive()) {
+            failure = "was cut short: its term (token " + term.token() + ") ended during the run";
+        } else {
+            Instant start =
+                    at.epoch != null
+                            ? at.epoch
+                            : schedule.trigger() instanceof SlotTrigger.FixedRate rate
+                                    ? rate.epoch()
+                                    : time;
+            SlotLedger.Mark mark = job.ledger().mark(term, time, completedAt, start);
+            if (mark == SlotLedger.Mark.MARKED) {
+                job.completed(at.completed(time, completedAt, start));
+                job.record(time, slot.catchUp() ? Result.CAUGHT_UP : Result.RUN);
+                return Outcome.COMPLETED;
+            }
+            failure = "completed, but its mark was refused (" + mark + ")";
+        }
+        logger.warn(
+                "redlease: "
+                        + job
+                        + " slot "
+                        + time
+                        + " "
+                        + failure
+                        + "; it is not marked, and the leader runs it again as missedSlots says");
+        job.record(time, Result.FAILED);
+        return Outcome.FAILED;
+    }
+
+    /** Runs the method through Spring's task with this run bound to the thread. */
+    private void invoke(Runnable method) {
         SlotRun outer = CURRENT.get();
         CURRENT.set(this);
         try {
@@ -44,15 +114,20 @@ final class SlotRun {
         }
     }
 
-    /** Returns whether the method returned normally on this run's thread. */
-    boolean returned() {
-        return returned;
-    }
-
     /** Returns the slot of the run whose method the calling thread is in, if any. */
     static @Nullable Slot current() {
         SlotRun run = CURRENT.get();
         return run != null && run.entered && !run.returned ? run.slot : null;
+    }
+
+    /** How a run ended. */
+    enum Outcome {
+        /** The method returned inside the term and the slot is marked. */
+        COMPLETED,
+        /** The slot is not marked: the run threw, was cut short, or its mark was refused. */
+        FAILED,
+        /** The term ended before the run could start. */
+        NOT_STARTED
     }
 
     /**
