@@ -4,8 +4,6 @@ import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.math.BigDecimal;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.net.URLEncoder;
@@ -178,7 +176,7 @@ public final class RedisServer implements AutoCloseable {
         if (dockerAvailable.getAsBoolean()) {
             return startContainer(options);
         }
-        throw new IllegalStateException(NO_REDIS_MESSAGE);
+        throw new MissingServerException(NO_REDIS_MESSAGE);
     }
 
     /**
@@ -267,7 +265,10 @@ public final class RedisServer implements AutoCloseable {
         try {
             long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
             for (int attempt = 1; ; attempt++) {
-                int port = options.port != 0 ? options.port : freePort();
+                int port =
+                        options.port != 0
+                                ? Ports.requireNotReserved(options.port, "redis-server")
+                                : freePort();
                 try {
                     launch(binary, slot, port, options, deadline);
                     String url = localUrl(LOOPBACK, port, options.requirePass);
@@ -440,11 +441,7 @@ public final class RedisServer implements AutoCloseable {
     }
 
     private static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(LOOPBACK))) {
-            return socket.getLocalPort();
-        } catch (IOException ex) {
-            throw new UncheckedIOException("Could not find a free port", ex);
-        }
+        return Ports.freeLoopbackPort();
     }
 
     static @Nullable Path findOnPath(String name, @Nullable String path) {
