@@ -18,6 +18,7 @@ import io.redlease.jdbc.FencedAnnotationBeanPostProcessor;
 import io.redlease.jdbc.MissingFenceTableException;
 import io.redlease.jdbc.TransactionFencing;
 import io.redlease.jdbc.UnfencedTransactionException;
+import io.redlease.test.PostgresServer;
 import io.redlease.test.RedisExtension;
 import io.redlease.test.RedisServer;
 import java.time.Duration;
@@ -141,10 +142,12 @@ class RedleaseJdbcAutoConfigurationTests {
     @Test
     void onPostgresTheDefaultEmbeddedModeDoesNotCreateTheTableButAlwaysDoes() {
         String table = "rl_boot_fence_" + Long.toHexString(System.nanoTime());
+        PostgresServer server = PostgresServer.shared();
         ApplicationContextRunner postgres =
                 contextRunner.withPropertyValues(
-                        "spring.datasource.url=jdbc:postgresql://127.0.0.1:5432/test",
-                        "spring.datasource.username=postgres",
+                        "spring.datasource.url=" + server.jdbcUrl(),
+                        "spring.datasource.username=" + server.username(),
+                        "spring.datasource.password=" + server.password(),
                         "redlease.jdbc.table-name=" + table);
         postgres.run(
                 context -> {
