@@ -385,9 +385,9 @@ public final class RedisNode implements AutoCloseable {
     }
 
     static Path binary() {
-        Path binary = RedisServer.findOnPath(RedisServer.BINARY, System.getenv("PATH"));
+        Path binary = RedisServer.findBinary();
         if (binary == null) {
-            throw new IllegalStateException(RedisServer.NO_REDIS_MESSAGE);
+            throw new MissingServerException(RedisServer.NO_REDIS_MESSAGE);
         }
         return binary;
     }

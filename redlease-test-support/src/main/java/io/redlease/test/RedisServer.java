@@ -66,6 +66,8 @@ public final class RedisServer implements AutoCloseable {
                     + URL_ENV
                     + "=redis://host:port to use an existing server.";
 
+    private static final List<String> USUAL_DIRS =
+            List.of("/usr/bin", "/usr/local/bin", "/opt/homebrew/bin");
     private static final String LOOPBACK = "127.0.0.1";
     private static final String LOG_FILE = "redis.log";
     private static final String OUTPUT_FILE = "redis-server.out";
@@ -148,10 +150,7 @@ public final class RedisServer implements AutoCloseable {
     public static RedisServer start(Options options) {
         Objects.requireNonNull(options, "options must not be null");
         return start(
-                options,
-                System.getenv(URL_ENV),
-                findOnPath(BINARY, System.getenv("PATH")),
-                ContainerRedis::dockerAvailable);
+                options, System.getenv(URL_ENV), findBinary(), ContainerRedis::dockerAvailable);
     }
 
     static RedisServer start(
@@ -442,6 +441,14 @@ public final class RedisServer implements AutoCloseable {
 
     private static int freePort() {
         return Ports.freeLoopbackPort();
+    }
+
+    /**
+     * Returns {@code redis-server} from the {@code PATH} or the usual install locations, as {@link
+     * Binaries#fromEnvironment()} looks for it ({@code -Dredlease.test.serverPath} replaces both).
+     */
+    static @Nullable Path findBinary() {
+        return Binaries.fromEnvironment().find(BINARY, USUAL_DIRS);
     }
 
     static @Nullable Path findOnPath(String name, @Nullable String path) {
