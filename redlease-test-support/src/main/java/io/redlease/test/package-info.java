@@ -16,7 +16,8 @@
  * REDLEASE_TEST_RABBITMQ_URL}; else one started from the installed binaries (as an unprivileged
  * user when the tests run as root); else a container; else a {@link
  * io.redlease.test.MissingServerException} whose one-line message names the package to install.
- * Every process a fixture starts ends with the JVM, also when the JVM is killed.
+ * {@link io.redlease.test.ServersExtension} injects them as test parameters. Every process a
+ * fixture starts ends with the JVM, also when the JVM is killed.
  */
 @NullMarked
 package io.redlease.test;
