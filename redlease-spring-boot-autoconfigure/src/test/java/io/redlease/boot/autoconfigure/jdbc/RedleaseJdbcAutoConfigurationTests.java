@@ -49,8 +49,11 @@ class RedleaseJdbcAutoConfigurationTests {
 
     private String name;
 
+    private String redisUrl;
+
     @BeforeEach
     void setUp(RedisServer server, TestInfo info) {
+        redisUrl = server.url();
         name =
                 "redlease-jdbc-boot:"
                         + info.getTestMethod().orElseThrow().getName()
@@ -336,7 +339,7 @@ class RedleaseJdbcAutoConfigurationTests {
                                 DataRedisAutoConfiguration.class,
                                 RedleaseAutoConfiguration.class,
                                 RedleaseJdbcAutoConfiguration.class))
-                .withPropertyValues("redlease.name=" + name)
+                .withPropertyValues("spring.data.redis.url=" + redisUrl, "redlease.name=" + name)
                 .run(context -> assertThat(context).doesNotHaveBean(TransactionFencing.class));
         contextRunner
                 .withClassLoader(new FilteredClassLoader(TransactionFencing.class))
