@@ -129,11 +129,6 @@ public abstract class DatabaseServer implements AutoCloseable {
         return workspace == null ? null : workspace.dir();
     }
 
-    /** Returns the process of a server the fixture started, or {@code null}. */
-    @Nullable ManagedProcess process() {
-        return process;
-    }
-
     boolean isClosed() {
         return closed;
     }

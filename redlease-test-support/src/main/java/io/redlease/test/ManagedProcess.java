@@ -88,11 +88,6 @@ final class ManagedProcess {
         return process.pid();
     }
 
-    /** Returns the process id of the watchdog, for tests. */
-    long watchdogPid() {
-        return watchdog.pid();
-    }
-
     /** Returns the process's standard input. */
     OutputStream stdin() {
         return process.getOutputStream();

@@ -87,16 +87,6 @@ final class RunAs {
                         + envVar);
     }
 
-    /** Returns whether the server runs as another user than this JVM's. */
-    boolean isOtherUser() {
-        return user != null;
-    }
-
-    /** Returns the user the server runs as, or {@code null} for this JVM's user. */
-    @Nullable String user() {
-        return user;
-    }
-
     /** Returns the command prefixed with what runs it as the server's user. */
     List<String> wrap(List<String> command) {
         if (prefix.isEmpty()) {
