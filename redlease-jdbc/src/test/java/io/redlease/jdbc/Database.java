@@ -2,69 +2,74 @@ package io.redlease.jdbc;
 
 import static org.assertj.core.api.Assertions.fail;
 
+import io.redlease.test.DatabaseServer;
+import io.redlease.test.MariaDbServer;
+import io.redlease.test.PostgresServer;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.util.UUID;
+import java.util.function.Supplier;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.SimpleDriverDataSource;
 
 /**
- * The databases the tests run against: the real PostgreSQL (127.0.0.1:5432, database {@code test}),
- * the real MariaDB (127.0.0.1:3306, root without password, database {@code test}) and an embedded
- * H2. A database that is not reachable fails the test with what to start; it never skips.
+ * The databases the tests run against: a real PostgreSQL and a real MariaDB that the tests start
+ * themselves on free loopback ports ({@link PostgresServer#shared()}, {@link
+ * MariaDbServer#shared()}, or the servers named by {@code REDLEASE_TEST_POSTGRES_URL} and {@code
+ * REDLEASE_TEST_MARIADB_URL}), and an embedded H2. A database that cannot be had fails the test
+ * with what to install; it never skips.
  */
 enum Database {
     POSTGRESQL(
-            "redlease.test.postgres.url",
-            "jdbc:postgresql://127.0.0.1:5432/test",
-            "postgres",
+            PostgresServer::shared,
             FenceSchema.POSTGRESQL,
             "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
                     + " AND query LIKE ?"),
     MARIADB(
-            "redlease.test.mariadb.url",
-            "jdbc:mariadb://127.0.0.1:3306/test",
-            "root",
+            MariaDbServer::shared,
             FenceSchema.MYSQL,
             "SELECT count(*) FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT'"
                     + " AND trx_query LIKE ?"),
     H2(
-            "redlease.test.h2.url",
-            "jdbc:h2:mem:redlease-%s;DB_CLOSE_DELAY=-1;LOCK_TIMEOUT=20000",
-            "sa",
+            null,
             FenceSchema.H2,
             "SELECT count(*) FROM INFORMATION_SCHEMA.SESSIONS WHERE BLOCKER_ID IS NOT NULL"
                     + " AND EXECUTING_STATEMENT LIKE ?");
 
-    private final String property;
+    private static final String H2_URL =
+            "jdbc:h2:mem:redlease-%s;DB_CLOSE_DELAY=-1;LOCK_TIMEOUT=20000";
 
-    private final String defaultUrl;
-
-    private final String user;
+    private final @Nullable Supplier<? extends DatabaseServer> server;
 
     final String platform;
 
     private final String lockWaits;
 
-    Database(String property, String url, String user, String platform, String lockWaits) {
-        this.property = property;
-        this.defaultUrl = url;
-        this.user = user;
+    Database(
+            @Nullable Supplier<? extends DatabaseServer> server,
+            String platform,
+            String lockWaits) {
+        this.server = server;
         this.platform = platform;
         this.lockWaits = lockWaits;
     }
 
     /** Returns the JDBC URL (a new in-memory database each time for H2). */
     String url() {
-        String url = System.getProperty(property, defaultUrl);
-        return url.contains("%s") ? String.format(url, UUID.randomUUID()) : url;
+        return server == null ? String.format(H2_URL, UUID.randomUUID()) : server.get().jdbcUrl();
     }
 
     /** Returns the user name. */
     String user() {
-        return user;
+        return server == null ? "sa" : server.get().username();
+    }
+
+    /** Returns the password. */
+    String password() {
+        return server == null ? "" : server.get().password();
     }
 
     /** Returns a data source on the database, after checking that it answers. */
@@ -77,8 +82,8 @@ enum Database {
             throw new IllegalStateException("no JDBC driver for " + url, ex);
         }
         dataSource.setUrl(url);
-        dataSource.setUsername(user);
-        dataSource.setPassword("");
+        dataSource.setUsername(user());
+        dataSource.setPassword(password());
         try (Connection connection = dataSource.getConnection()) {
             connection.isValid(5);
         } catch (SQLException ex) {
@@ -87,13 +92,10 @@ enum Database {
                             + " is needed for this test but is not reachable at "
                             + url
                             + " as "
-                            + user
+                            + user()
                             + " ("
                             + ex.getMessage()
-                            + "). Start it (.ci/run installs and starts PostgreSQL and MariaDB),"
-                            + " or point -D"
-                            + property
-                            + " at one.");
+                            + ")");
         }
         return dataSource;
     }

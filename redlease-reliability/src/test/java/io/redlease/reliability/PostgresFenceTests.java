@@ -2,10 +2,10 @@ package io.redlease.reliability;
 
 import static io.redlease.test.TestTimeScale.scaled;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.fail;
 
 import io.redlease.core.Elector;
 import io.redlease.core.Term;
+import io.redlease.test.PostgresServer;
 import io.redlease.test.RedisExtension;
 import io.redlease.test.RedisServer;
 import java.sql.Connection;
@@ -28,31 +28,17 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * conditional on it, an {@code UPDATE ... WHERE fence <= ?} and an upsert whose {@code DO UPDATE}
  * has the same condition. A stale leader's writes change zero rows.
  *
- * <p>Needs PostgreSQL on 127.0.0.1:5432 (database {@code test}, user {@code postgres}, trust auth);
- * the test fails, it does not skip, when it is not there.
+ * <p>Runs against the PostgreSQL the tests start themselves on a free port ({@link
+ * PostgresServer#shared()}, or the server named by {@code REDLEASE_TEST_POSTGRES_URL}); the test
+ * fails, it does not skip, when there is none.
  */
 @ExtendWith(RedisExtension.class)
 class PostgresFenceTests {
 
-    static final String URL =
-            System.getProperty(
-                    "redlease.test.postgres.url", "jdbc:postgresql://127.0.0.1:5432/test");
-
-    static final String USER = System.getProperty("redlease.test.postgres.user", "postgres");
-
-    private static Connection connect() {
-        try {
-            return DriverManager.getConnection(URL, USER, "");
-        } catch (SQLException ex) {
-            return fail(
-                    "PostgreSQL is needed for this test but is not reachable at "
-                            + URL
-                            + " as user "
-                            + USER
-                            + " ("
-                            + ex.getMessage()
-                            + "). Start it, or point -Dredlease.test.postgres.url/-Dredlease.test.postgres.user at one.");
-        }
+    private static Connection connect() throws SQLException {
+        PostgresServer postgres = PostgresServer.shared();
+        return DriverManager.getConnection(
+                postgres.jdbcUrl(), postgres.username(), postgres.password());
     }
 
     @Test

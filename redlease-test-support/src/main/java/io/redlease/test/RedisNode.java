@@ -2,8 +2,6 @@ package io.redlease.test;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -387,9 +385,9 @@ public final class RedisNode implements AutoCloseable {
     }
 
     static Path binary() {
-        Path binary = RedisServer.findOnPath(RedisServer.BINARY, System.getenv("PATH"));
+        Path binary = RedisServer.findBinary();
         if (binary == null) {
-            throw new IllegalStateException(RedisServer.NO_REDIS_MESSAGE);
+            throw new MissingServerException(RedisServer.NO_REDIS_MESSAGE);
         }
         return binary;
     }
@@ -403,15 +401,12 @@ public final class RedisNode implements AutoCloseable {
     }
 
     /**
-     * Returns a loopback port that was free a moment ago.
+     * Returns a loopback port that was free a moment ago, never one of the well-known ports of the
+     * machine's own servers (6379, 5432, 3306, 5672, …).
      *
      * @return a port number
      */
     public static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(LOOPBACK))) {
-            return socket.getLocalPort();
-        } catch (IOException ex) {
-            throw new UncheckedIOException("Could not find a free port", ex);
-        }
+        return Ports.freeLoopbackPort();
     }
 }

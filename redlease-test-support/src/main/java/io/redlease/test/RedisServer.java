@@ -4,8 +4,6 @@ import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.math.BigDecimal;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.net.URLEncoder;
@@ -68,6 +66,8 @@ public final class RedisServer implements AutoCloseable {
                     + URL_ENV
                     + "=redis://host:port to use an existing server.";
 
+    private static final List<String> USUAL_DIRS =
+            List.of("/usr/bin", "/usr/local/bin", "/opt/homebrew/bin");
     private static final String LOOPBACK = "127.0.0.1";
     private static final String LOG_FILE = "redis.log";
     private static final String OUTPUT_FILE = "redis-server.out";
@@ -150,10 +150,7 @@ public final class RedisServer implements AutoCloseable {
     public static RedisServer start(Options options) {
         Objects.requireNonNull(options, "options must not be null");
         return start(
-                options,
-                System.getenv(URL_ENV),
-                findOnPath(BINARY, System.getenv("PATH")),
-                ContainerRedis::dockerAvailable);
+                options, System.getenv(URL_ENV), findBinary(), ContainerRedis::dockerAvailable);
     }
 
     static RedisServer start(
@@ -178,7 +175,7 @@ public final class RedisServer implements AutoCloseable {
         if (dockerAvailable.getAsBoolean()) {
             return startContainer(options);
         }
-        throw new IllegalStateException(NO_REDIS_MESSAGE);
+        throw new MissingServerException(NO_REDIS_MESSAGE);
     }
 
     /**
@@ -267,7 +264,10 @@ public final class RedisServer implements AutoCloseable {
         try {
             long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
             for (int attempt = 1; ; attempt++) {
-                int port = options.port != 0 ? options.port : freePort();
+                int port =
+                        options.port != 0
+                                ? Ports.requireNotReserved(options.port, "redis-server")
+                                : freePort();
                 try {
                     launch(binary, slot, port, options, deadline);
                     String url = localUrl(LOOPBACK, port, options.requirePass);
@@ -440,11 +440,15 @@ public final class RedisServer implements AutoCloseable {
     }
 
     private static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(LOOPBACK))) {
-            return socket.getLocalPort();
-        } catch (IOException ex) {
-            throw new UncheckedIOException("Could not find a free port", ex);
-        }
+        return Ports.freeLoopbackPort();
+    }
+
+    /**
+     * Returns {@code redis-server} from the {@code PATH} or the usual install locations, as {@link
+     * Binaries#fromEnvironment()} looks for it ({@code -Dredlease.test.serverPath} replaces both).
+     */
+    static @Nullable Path findBinary() {
+        return Binaries.fromEnvironment().find(BINARY, USUAL_DIRS);
     }
 
     static @Nullable Path findOnPath(String name, @Nullable String path) {

@@ -18,6 +18,7 @@ import io.redlease.jdbc.FencedAnnotationBeanPostProcessor;
 import io.redlease.jdbc.MissingFenceTableException;
 import io.redlease.jdbc.TransactionFencing;
 import io.redlease.jdbc.UnfencedTransactionException;
+import io.redlease.test.PostgresServer;
 import io.redlease.test.RedisExtension;
 import io.redlease.test.RedisServer;
 import java.time.Duration;
@@ -48,8 +49,11 @@ class RedleaseJdbcAutoConfigurationTests {
 
     private String name;
 
+    private String redisUrl;
+
     @BeforeEach
     void setUp(RedisServer server, TestInfo info) {
+        redisUrl = server.url();
         name =
                 "redlease-jdbc-boot:"
                         + info.getTestMethod().orElseThrow().getName()
@@ -141,10 +145,12 @@ class RedleaseJdbcAutoConfigurationTests {
     @Test
     void onPostgresTheDefaultEmbeddedModeDoesNotCreateTheTableButAlwaysDoes() {
         String table = "rl_boot_fence_" + Long.toHexString(System.nanoTime());
+        PostgresServer server = PostgresServer.shared();
         ApplicationContextRunner postgres =
                 contextRunner.withPropertyValues(
-                        "spring.datasource.url=jdbc:postgresql://127.0.0.1:5432/test",
-                        "spring.datasource.username=postgres",
+                        "spring.datasource.url=" + server.jdbcUrl(),
+                        "spring.datasource.username=" + server.username(),
+                        "spring.datasource.password=" + server.password(),
                         "redlease.jdbc.table-name=" + table);
         postgres.run(
                 context -> {
@@ -333,7 +339,7 @@ class RedleaseJdbcAutoConfigurationTests {
                                 DataRedisAutoConfiguration.class,
                                 RedleaseAutoConfiguration.class,
                                 RedleaseJdbcAutoConfiguration.class))
-                .withPropertyValues("redlease.name=" + name)
+                .withPropertyValues("spring.data.redis.url=" + redisUrl, "redlease.name=" + name)
                 .run(context -> assertThat(context).doesNotHaveBean(TransactionFencing.class));
         contextRunner
                 .withClassLoader(new FilteredClassLoader(TransactionFencing.class))

@@ -10,6 +10,7 @@ import io.redlease.core.Elector;
 import io.redlease.core.Term;
 import io.redlease.jdbc.FenceTable;
 import io.redlease.jdbc.FencedOutException;
+import io.redlease.test.PostgresServer;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -28,9 +29,10 @@ import org.springframework.transaction.TransactionDefinition;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
- * The sample against a real Redis and the real PostgreSQL (127.0.0.1:5432, database {@code test}):
- * the leader's JPA settlements write both tables under its token; a stale term's settlement is
- * rolled back in both; the hand-written conditional update refuses a stale token too.
+ * The sample against a real Redis and a real PostgreSQL, both started by the tests on free ports
+ * ({@link TestRedis}, {@link PostgresServer#shared()}): the leader's JPA settlements write both
+ * tables under its token; a stale term's settlement is rolled back in both; the hand-written
+ * conditional update refuses a stale token too.
  */
 @SpringBootTest(properties = "sample.interval=50ms")
 @TestRedis
@@ -47,6 +49,10 @@ class JdbcFencingApplicationTests {
 
     @DynamicPropertySource
     static void services(DynamicPropertyRegistry registry) {
+        PostgresServer postgres = PostgresServer.shared();
+        registry.add("spring.datasource.url", postgres::jdbcUrl);
+        registry.add("spring.datasource.username", postgres::username);
+        registry.add("spring.datasource.password", postgres::password);
         registry.add("redlease.name", () -> "{jdbc-test-" + System.nanoTime() + "}");
         registry.add("sample.table", () -> TABLE);
         registry.add("sample.account", () -> ACCOUNT);
