@@ -6,8 +6,11 @@ import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import org.jspecify.annotations.Nullable;
+import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.ReactiveRedisOperations;
+import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 import org.springframework.data.redis.core.RedisAccessor;
 import org.springframework.data.redis.core.RedisOperations;
 import org.springframework.data.redis.core.StringRedisTemplate;
@@ -59,6 +62,8 @@ public final class Elector implements AutoCloseable {
     private final Lane lane;
 
     private final @Nullable RedisConnectionFactory connectionFactory;
+
+    private volatile @Nullable ReactiveRedisOperations<String, String> reactiveRedis;
 
     private final RunControl runs;
 
@@ -222,6 +227,34 @@ public final class Elector implements AutoCloseable {
     public Fencer fencer(long token) {
         LeaseProtocol.checkToken(token);
         return new Fencer(protocol, observer, name(), token);
+    }
+
+    /**
+     * Returns a reactive fencer for an explicit token, over a reactive connection of the elector's
+     * connection factory (Lettuce's is one).
+     *
+     * @throws IllegalArgumentException if the token is 2^53 or more
+     * @throws IllegalStateException if the elector was built without a reactive connection factory
+     */
+    public ReactiveFencer reactiveFencer(long token) {
+        LeaseProtocol.checkToken(token);
+        return new ReactiveFencer(protocol, reactiveRedis(), observer, name(), token);
+    }
+
+    private ReactiveRedisOperations<String, String> reactiveRedis() {
+        ReactiveRedisOperations<String, String> reactive = reactiveRedis;
+        if (reactive == null) {
+            if (!(connectionFactory instanceof ReactiveRedisConnectionFactory factory)) {
+                throw new IllegalStateException(
+                        "redlease: a reactive fencer of '"
+                                + name()
+                                + "' needs a reactive Redis connection factory (Lettuce's is one);"
+                                + " build the elector from a LettuceConnectionFactory");
+            }
+            reactive = new ReactiveStringRedisTemplate(factory);
+            reactiveRedis = reactive;
+        }
+        return reactive;
     }
 
     /**

@@ -4,6 +4,7 @@ import io.redlease.core.scheduling.SlotJobs;
 import java.util.Optional;
 import java.util.OptionalLong;
 import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
 
 /**
  * Leadership as seen from application code: the current term's fencer and token for an election,
@@ -77,6 +78,28 @@ public final class LeadershipContext {
      */
     public Optional<Slot> slot() {
         return SlotJobs.current();
+    }
+
+    /**
+     * Returns, at subscription, the term of the reactive work it is part of: the term its Reactor
+     * {@code Context} carries (a {@code @LeaderOnly} method returning a publisher, {@link
+     * Term#executeReactive}), else as {@link #term()}; empty when there is none.
+     */
+    public Mono<Term> reactiveTerm() {
+        return Mono.deferContextual(
+                context -> {
+                    Elector elector = elector();
+                    Term carried = BoundTerms.of(elector, context);
+                    return Mono.justOrEmpty(carried != null ? carried : term().orElse(null));
+                });
+    }
+
+    /**
+     * Returns, at subscription, a reactive fencer of {@link #reactiveTerm()}; empty when there is
+     * no term.
+     */
+    public Mono<ReactiveFencer> reactiveFencer() {
+        return reactiveTerm().map(Term::reactiveFencer);
     }
 
     /** Returns the fencer of {@link #term()}, or empty when not leading. */

@@ -257,12 +257,12 @@ final class LeaseProtocol {
     }
 
     boolean set(long token, String key, String value) {
-        List<String> keys = List.of(markKey, writable(key));
+        List<String> keys = fencedKeys(key);
         return fence(Scripts.FENCE_SET, token, keys, required(value, "value"));
     }
 
     boolean hset(long token, String key, String field, String value) {
-        List<String> keys = List.of(markKey, writable(key));
+        List<String> keys = fencedKeys(key);
         return fence(
                 Scripts.FENCE_HSET,
                 token,
@@ -272,9 +272,25 @@ final class LeaseProtocol {
     }
 
     boolean eval(long token, String body, @Nullable List<String> keys, String... args) {
+        requireBody(body);
+        List<String> allKeys = evalKeys(keys, args);
+        checkToken(token);
+        return fence(evalScript(body), token, allKeys, args);
+    }
+
+    static void requireBody(@Nullable String body) {
         if (body == null || body.isBlank()) {
             throw new IllegalArgumentException("redlease: body must not be null or blank");
         }
+    }
+
+    /** Returns the keys of a fenced write of a single command: the mark, then the key. */
+    List<String> fencedKeys(String key) {
+        return List.of(markKey, writable(key));
+    }
+
+    /** Returns the keys of a fenced eval, the mark first, once its arguments are checked. */
+    List<String> evalKeys(@Nullable List<String> keys, String... args) {
         List<String> allKeys = new ArrayList<>((keys == null ? 0 : keys.size()) + 1);
         allKeys.add(markKey);
         if (keys != null) {
@@ -288,8 +304,7 @@ final class LeaseProtocol {
         for (String arg : args) {
             required(arg, "args element");
         }
-        checkToken(token);
-        return fence(evalScript(body), token, allKeys, args);
+        return allKeys;
     }
 
     /** Returns a key for a single-command fenced write: never the mark, which the fence owns. */
@@ -301,7 +316,8 @@ final class LeaseProtocol {
         return key;
     }
 
-    private RedisScript<Long> evalScript(String body) {
+    /** Returns the fenced script of an eval body, cached per elector. */
+    RedisScript<Long> evalScript(String body) {
         RedisScript<Long> script = evalScripts.get(body);
         if (script != null) {
             return script;

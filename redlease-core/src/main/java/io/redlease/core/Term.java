@@ -4,11 +4,20 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
+import org.reactivestreams.Publisher;
+import reactor.core.publisher.Flux;
 
 /**
  * One leadership term of an {@link Elector}: its fencing token, a {@link Fencer} for it, and
@@ -22,6 +31,8 @@ import org.jspecify.annotations.Nullable;
  */
 public final class Term {
 
+    private static final Log logger = LogFactory.getLog("io.redlease.election");
+
     private final Elector elector;
 
     private final CallGate gate;
@@ -31,6 +42,11 @@ public final class Term {
     private final Fencer fencer;
 
     private final CountDownLatch ended = new CountDownLatch(1);
+
+    private final CompletableFuture<StepDownReason> whenEnded = new CompletableFuture<>();
+
+    /** What runs when the term ends; each removes itself when its work is over first. */
+    private final Set<Runnable> endActions = ConcurrentHashMap.newKeySet();
 
     private final List<Thread> boundThreads = new ArrayList<>(2);
 
@@ -64,6 +80,16 @@ public final class Term {
         return fencer;
     }
 
+    /**
+     * Returns a reactive fencer bound to this term's token, over a reactive connection of the
+     * elector's connection factory.
+     *
+     * @throws IllegalStateException if the elector was built without a reactive connection factory
+     */
+    public ReactiveFencer reactiveFencer() {
+        return elector.reactiveFencer(token);
+    }
+
     /** Returns the elector that won this term. */
     Elector elector() {
         return elector;
@@ -86,6 +112,15 @@ public final class Term {
     /** Returns why the term ended, or empty while it is active. */
     public Optional<StepDownReason> endReason() {
         return Optional.ofNullable(endReason);
+    }
+
+    /**
+     * Returns a stage that completes, with the reason, when the term ends. Actions added to it stay
+     * until then: for work that may finish first, prefer {@link #executeReactive} or {@link
+     * #executeAsync}, which end with the term and leave nothing behind.
+     */
+    public CompletionStage<StepDownReason> whenEnded() {
+        return whenEnded.minimalCompletionStage();
     }
 
     /**
@@ -157,7 +192,55 @@ public final class Term {
         }
     }
 
-    private TermEndedException notActive() {
+    /**
+     * Runs reactive work as part of this term, once per subscription. At subscription the work's
+     * publisher is obtained with the term bound to the subscribing thread; the subscription carries
+     * the term in its Reactor {@code Context} (and, with Micrometer context propagation, in the
+     * thread-local state of every operator), so {@link LeadershipContext} answers for this term
+     * throughout; stopping the elector waits for the subscription, as for a call of {@link
+     * #execute}.
+     *
+     * @param cancelOnEnd whether the end of the term cancels the subscription, which then fails
+     *     with a {@link TermEndedException}; otherwise it runs on, and its fenced writes are
+     *     refused once a newer term exists
+     * @return the work's signals; a subscription made after the term ended fails with a {@link
+     *     TermEndedException} and does not obtain the publisher
+     */
+    public <T> Flux<T> executeReactive(Supplier<? extends Publisher<T>> work, boolean cancelOnEnd) {
+        return TermWork.reactive(this, gate, work, cancelOnEnd);
+    }
+
+    /**
+     * Runs asynchronous work as part of this term: the call that starts it runs on the calling
+     * thread as {@link #execute(Callable, boolean)} does, and the term stays in it until the
+     * returned stage completes; stopping the elector waits for that (up to its drain timeout).
+     *
+     * @param cancelOnEnd whether the end of the term cancels the returned stage when it is a {@link
+     *     java.util.concurrent.Future} (the work stops where it honours cancellation)
+     * @return what the work returned
+     * @throws TermEndedException if the term has already ended or the elector is stopping; the work
+     *     did not run
+     * @throws Exception what the call threw
+     */
+    public <T, S extends CompletionStage<T>> @Nullable S executeAsync(
+            Callable<S> work, boolean cancelOnEnd) throws Exception {
+        return TermWork.async(this, gate, work, cancelOnEnd);
+    }
+
+    /**
+     * Runs an action when the term ends, at once if it has ended.
+     *
+     * @return what removes the action again, once it is no longer needed
+     */
+    Runnable onEnd(Runnable action) {
+        endActions.add(action);
+        if (!isActive() && endActions.remove(action)) {
+            action.run();
+        }
+        return () -> endActions.remove(action);
+    }
+
+    TermEndedException notActive() {
         return new TermEndedException(this);
     }
 
@@ -225,6 +308,17 @@ public final class Term {
             }
         }
         ended.countDown();
+        for (Runnable action : endActions) {
+            if (endActions.remove(action)) {
+                try {
+                    action.run();
+                } catch (RuntimeException ex) {
+                    // An end action cancels work; a failure there must not stop the others.
+                    logger.warn("redlease: ending work of " + this + " failed", ex);
+                }
+            }
+        }
+        whenEnded.complete(reason);
         return true;
     }
 

@@ -20,6 +20,7 @@ import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.core.MethodClassKey;
+import org.springframework.core.ReactiveAdapter;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 
 /**
@@ -32,8 +33,8 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
 
     private final Supplier<Elections> elections;
 
-    /** The annotation that applies to each method and target class, looked up once. */
-    private final Map<MethodClassKey, Optional<LeaderOnly>> annotations = new ConcurrentHashMap<>();
+    /** How each method of each target class is called, worked out once. */
+    private final Map<MethodClassKey, Optional<Plan>> plans = new ConcurrentHashMap<>();
 
     /**
      * Creates the interceptor.
@@ -49,22 +50,27 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
         Method method = invocation.getMethod();
         Object target = invocation.getThis();
         Class<?> targetClass = target != null ? AopUtils.getTargetClass(target) : null;
-        LeaderOnly leaderOnly =
-                annotations
-                        .computeIfAbsent(
+        Plan plan =
+                plans.computeIfAbsent(
                                 new MethodClassKey(method, targetClass),
-                                key -> Optional.ofNullable(find(method, targetClass)))
+                                key -> Optional.ofNullable(Plan.of(method, targetClass)))
                         .orElse(null);
-        if (leaderOnly == null) {
+        if (plan == null) {
             return invocation.proceed();
         }
+        LeaderOnly leaderOnly = plan.leaderOnly();
         Elector elector = elections.get().get(leaderOnly.value());
+        if (plan.reactive() != null) {
+            return ReactiveLeaderOnly.invoke(invocation, plan.reactive(), leaderOnly, elector);
+        }
         Term term = elector.term().orElse(null);
         if (term == null || !term.isActive()) {
             return notLeader(method, leaderOnly, elector);
         }
         try {
-            return term.execute(new Call(invocation), leaderOnly.interruptOnStepDown());
+            return plan.async()
+                    ? term.executeAsync(new AsyncCall(invocation), leaderOnly.interruptOnStepDown())
+                    : term.execute(new Call(invocation), leaderOnly.interruptOnStepDown());
         } catch (TermEndedException ex) {
             if (ex.term() == term) {
                 // The term ended between the check and the call: the method did not run.
@@ -73,6 +79,44 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
             throw ex;
         } catch (UndeclaredThrowableException ex) {
             throw ex.getUndeclaredThrowable();
+        }
+    }
+
+    /**
+     * How a {@code @LeaderOnly} method is called.
+     *
+     * @param reactive the adapter of its reactive return type (a Kotlin {@code suspend} function is
+     *     called as a {@code Mono}), or null
+     * @param async whether it returns a {@link CompletionStage}, which the term stays in until it
+     *     completes
+     */
+    record Plan(LeaderOnly leaderOnly, @Nullable ReactiveAdapter reactive, boolean async) {
+
+        static @Nullable Plan of(Method method, @Nullable Class<?> targetClass) {
+            LeaderOnly leaderOnly = find(method, targetClass);
+            if (leaderOnly == null) {
+                return null;
+            }
+            return new Plan(
+                    leaderOnly,
+                    ReactiveLeaderOnly.adapter(method),
+                    CompletionStage.class.isAssignableFrom(method.getReturnType()));
+        }
+    }
+
+    /** A call that returns a stage, named after its method in the WARN of a forced stop. */
+    record AsyncCall(MethodInvocation invocation)
+            implements Callable<@Nullable CompletionStage<Object>> {
+
+        @Override
+        @SuppressWarnings("unchecked")
+        public @Nullable CompletionStage<Object> call() throws Exception {
+            return (CompletionStage<Object>) new Call(invocation).call();
+        }
+
+        @Override
+        public String toString() {
+            return new Call(invocation).toString();
         }
     }
 
@@ -102,17 +146,21 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
         Class<?> type = method.getReturnType();
         if (leaderOnly.whenNotLeader() == WhenNotLeader.REJECT
                 || (type.isPrimitive() && type != void.class)) {
-            throw new NotLeaderException(
-                    elector.name(),
-                    "redlease: "
-                            + method.getDeclaringClass().getSimpleName()
-                            + "."
-                            + method.getName()
-                            + " runs only on the leader of '"
-                            + elector.name()
-                            + "', and this instance does not lead it");
+            throw notLeaderException(method, elector);
         }
         return skippedResult(type);
+    }
+
+    static NotLeaderException notLeaderException(Method method, Elector elector) {
+        return new NotLeaderException(
+                elector.name(),
+                "redlease: "
+                        + method.getDeclaringClass().getSimpleName()
+                        + "."
+                        + method.getName()
+                        + " runs only on the leader of '"
+                        + elector.name()
+                        + "', and this instance does not lead it");
     }
 
     /** Returns what a skipped call of a method with this return type returns. */

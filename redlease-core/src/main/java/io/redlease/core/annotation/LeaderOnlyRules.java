@@ -10,8 +10,6 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Future;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.BeanCreationException;
-import org.springframework.core.KotlinDetector;
-import org.springframework.core.ReactiveAdapterRegistry;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.scheduling.annotation.Async;
 import org.springframework.scheduling.annotation.Scheduled;
@@ -29,17 +27,6 @@ final class LeaderOnlyRules {
     /** Checks what applies to every {@code @LeaderOnly} method. */
     static void check(Method method, LeaderOnly leaderOnly, String beanName) {
         Class<?> returnType = method.getReturnType();
-        if (isReactive(method)) {
-            throw invalid(
-                    beanName,
-                    method,
-                    "is reactive (it returns "
-                            + returnType.getName()
-                            + " or suspends): @LeaderOnly would check leadership when the method"
-                            + " assembles its publisher, not when the publisher runs, and could not"
-                            + " end it with the term; return a plain value, or check"
-                            + " LeadershipContext inside the publisher");
-        }
         if (leaderOnly.whenNotLeader() == WhenNotLeader.SKIP
                 && returnType.isPrimitive()
                 && returnType != void.class) {
@@ -94,6 +81,15 @@ final class LeaderOnlyRules {
                             + " thread) or call the asynchronous work from the job");
         }
         Class<?> returnType = method.getReturnType();
+        if (ReactiveLeaderOnly.adapter(method) != null) {
+            throw invalid(
+                    beanName,
+                    method,
+                    "sets oncePerSlot = true and is reactive (it returns "
+                            + returnType.getName()
+                            + " or suspends); reactive once-per-slot jobs are not supported, so a"
+                            + " slot could not be marked when its publisher completes; return void");
+        }
         if (Future.class.isAssignableFrom(returnType)
                 || CompletionStage.class.isAssignableFrom(returnType)) {
             throw invalid(
@@ -158,15 +154,6 @@ final class LeaderOnlyRules {
                             + " @Scheduled method each; put @LeaderOnly(oncePerSlot = true) on the"
                             + " methods instead");
         }
-    }
-
-    private static boolean isReactive(Method method) {
-        if (KotlinDetector.isKotlinPresent() && KotlinDetector.isSuspendingFunction(method)) {
-            return true;
-        }
-        Class<?> type = method.getReturnType();
-        return !CompletionStage.class.isAssignableFrom(type)
-                && ReactiveAdapterRegistry.getSharedInstance().getAdapter(type) != null;
     }
 
     static BeanCreationException invalid(String beanName, Method method, String rule) {
