@@ -72,7 +72,9 @@ public class LeaderOnlyAnnotationBeanPostProcessor
         Pointcut pointcut =
                 new ComposablePointcut(new AnnotationMatchingPointcut(LeaderOnly.class, true))
                         .union(new AnnotationMatchingPointcut(null, LeaderOnly.class, true));
-        this.advisor = new DefaultPointcutAdvisor(pointcut, new LeaderOnlyInterceptor(lookup));
+        this.advisor =
+                new DefaultPointcutAdvisor(
+                        pointcut, new LeaderOnlyInterceptor(lookup, jobs::returnedPublisher));
     }
 
     /** Returns the application's once-per-slot jobs. */

@@ -33,6 +33,9 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
 
     private final Supplier<Elections> elections;
 
+    /** Hears of each publisher a once-per-slot reactive method returns. */
+    private final PublisherListener publishers;
+
     /** How each method of each target class is called, worked out once. */
     private final Map<MethodClassKey, Optional<Plan>> plans = new ConcurrentHashMap<>();
 
@@ -40,9 +43,18 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
      * Creates the interceptor.
      *
      * @param elections supplies the application's elections, looked up at the first call
+     * @param publishers hears of each publisher a once-per-slot reactive method returns
      */
-    LeaderOnlyInterceptor(Supplier<Elections> elections) {
+    LeaderOnlyInterceptor(Supplier<Elections> elections, PublisherListener publishers) {
         this.elections = elections;
+        this.publishers = publishers;
+    }
+
+    /** Hears of the publisher a call of a once-per-slot reactive method returned. */
+    @FunctionalInterface
+    interface PublisherListener {
+
+        void returned(@Nullable Object target, Method method, Object publisher);
     }
 
     @Override
@@ -61,7 +73,12 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
         LeaderOnly leaderOnly = plan.leaderOnly();
         Elector elector = elections.get().get(leaderOnly.value());
         if (plan.reactive() != null) {
-            return ReactiveLeaderOnly.invoke(invocation, plan.reactive(), leaderOnly, elector);
+            Object publisher =
+                    ReactiveLeaderOnly.invoke(invocation, plan.reactive(), leaderOnly, elector);
+            if (leaderOnly.oncePerSlot()) {
+                publishers.returned(target, method, publisher);
+            }
+            return publisher;
         }
         Term term = elector.term().orElse(null);
         if (term == null || !term.isActive()) {

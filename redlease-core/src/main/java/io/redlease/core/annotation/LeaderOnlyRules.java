@@ -10,6 +10,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Future;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.BeanCreationException;
+import org.springframework.core.KotlinDetector;
 import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.scheduling.annotation.Async;
 import org.springframework.scheduling.annotation.Scheduled;
@@ -81,14 +82,13 @@ final class LeaderOnlyRules {
                             + " thread) or call the asynchronous work from the job");
         }
         Class<?> returnType = method.getReturnType();
-        if (ReactiveLeaderOnly.adapter(method) != null) {
+        if (KotlinDetector.isKotlinPresent() && KotlinDetector.isSuspendingFunction(method)) {
             throw invalid(
                     beanName,
                     method,
-                    "sets oncePerSlot = true and is reactive (it returns "
-                            + returnType.getName()
-                            + " or suspends); reactive once-per-slot jobs are not supported, so a"
-                            + " slot could not be marked when its publisher completes; return void");
+                    "sets oncePerSlot = true and is a Kotlin suspend function, which Spring"
+                            + " schedules without a publisher redlease can run per slot; return a"
+                            + " Mono or a Flux (for instance mono { ... }), or drop oncePerSlot");
         }
         if (Future.class.isAssignableFrom(returnType)
                 || CompletionStage.class.isAssignableFrom(returnType)) {

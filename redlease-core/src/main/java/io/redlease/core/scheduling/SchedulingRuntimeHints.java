@@ -7,7 +7,7 @@ import org.springframework.aot.hint.RuntimeHintsRegistrar;
 import org.springframework.aot.hint.TypeReference;
 
 /**
- * Lets a GraalVM native image read the field through which once-per-slot scheduling recognises a
+ * Lets a GraalVM native image read the fields through which once-per-slot scheduling recognises a
  * scheduled method's task ({@link ScheduledMethods}). Registered for Spring AOT in {@code
  * META-INF/spring/aot.factories}.
  */
@@ -15,9 +15,9 @@ final class SchedulingRuntimeHints implements RuntimeHintsRegistrar {
 
     @Override
     public void registerHints(RuntimeHints hints, @Nullable ClassLoader classLoader) {
-        hints.reflection()
-                .registerType(
-                        TypeReference.of(ScheduledMethods.WRAPPER),
-                        MemberCategory.ACCESS_DECLARED_FIELDS);
+        for (String type : new String[] {ScheduledMethods.WRAPPER, ScheduledMethods.SUBSCRIBING}) {
+            hints.reflection()
+                    .registerType(TypeReference.of(type), MemberCategory.ACCESS_DECLARED_FIELDS);
+        }
     }
 }

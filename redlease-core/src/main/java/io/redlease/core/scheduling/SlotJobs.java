@@ -9,6 +9,8 @@ import io.redlease.core.Term;
 import java.lang.reflect.Method;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -19,6 +21,7 @@ import java.util.function.Supplier;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
+import org.reactivestreams.Publisher;
 import org.springframework.aop.framework.Advised;
 import org.springframework.aop.framework.AopProxyUtils;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
@@ -28,6 +31,7 @@ import org.springframework.scheduling.TaskScheduler;
 import org.springframework.scheduling.annotation.SchedulingConfigurer;
 import org.springframework.scheduling.config.ScheduledTaskRegistrar;
 import org.springframework.scheduling.support.ScheduledMethodRunnable;
+import reactor.core.Scannable;
 
 /**
  * The application's once-per-slot jobs ({@code @LeaderOnly(oncePerSlot = true)} on {@code
@@ -58,6 +62,9 @@ public final class SlotJobs implements SchedulingConfigurer, Ordered {
     private final Map<JobKey, SlotJob> byMethod = new ConcurrentHashMap<>();
 
     private final Map<String, SlotJob> byId = new ConcurrentSkipListMap<>();
+
+    /** The publishers reactive jobs returned when Spring scheduled them; guarded by itself. */
+    private final Map<Object, SlotJob> publishers = new IdentityHashMap<>();
 
     private final List<Listener> listeners = new CopyOnWriteArrayList<>();
 
@@ -215,10 +222,40 @@ public final class SlotJobs implements SchedulingConfigurer, Ordered {
         return bean == null ? null : byMethod.get(new JobKey(unwrap(bean), method.getName()));
     }
 
+    /**
+     * Records a publisher that a once-per-slot reactive method returned before its job was
+     * scheduled: Spring calls such a method once, and schedules a task that subscribes to what it
+     * returned.
+     */
+    public void returnedPublisher(@Nullable Object target, Method method, Object publisher) {
+        SlotJob job = find(target, method);
+        if (job != null && job.schedule() == null) {
+            synchronized (publishers) {
+                publishers.put(publisher, job);
+            }
+        }
+    }
+
     /** Returns the job whose method a task Spring is scheduling runs, or null. */
     @Nullable SlotJob jobFor(Runnable task) {
         ScheduledMethodRunnable method = ScheduledMethods.of(task);
-        return method == null ? null : find(method.getTarget(), method.getMethod());
+        if (method != null) {
+            return find(method.getTarget(), method.getMethod());
+        }
+        Publisher<?> publisher = ScheduledMethods.publisherOf(task);
+        if (publisher == null) {
+            return null;
+        }
+        // Spring subscribes through operators of its own: find the method's publisher among them.
+        synchronized (publishers) {
+            SlotJob job = publishers.get(publisher);
+            for (Iterator<? extends Scannable> parents =
+                            Scannable.from(publisher).parents().iterator();
+                    job == null && parents.hasNext(); ) {
+                job = publishers.get(parents.next());
+            }
+            return job;
+        }
     }
 
     MissedSlots policy(SlotJob job) {

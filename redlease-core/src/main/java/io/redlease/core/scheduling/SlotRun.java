@@ -7,11 +7,17 @@ import io.redlease.core.TermEndedException;
 import io.redlease.core.scheduling.SlotJobs.Result;
 import java.lang.reflect.Method;
 import java.time.Instant;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
+import org.reactivestreams.Publisher;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.util.context.Context;
 
 /**
  * One run of a once-per-slot job's method for one slot, from its start inside the term to its mark.
@@ -26,6 +32,8 @@ final class SlotRun {
 
     private static final ThreadLocal<@Nullable SlotRun> CURRENT = new ThreadLocal<>();
 
+    private static final ThreadLocal<@Nullable Slot> PROPAGATED = new ThreadLocal<>();
+
     final SlotJob job;
 
     final Slot slot;
@@ -33,6 +41,11 @@ final class SlotRun {
     private volatile boolean entered;
 
     private volatile boolean returned;
+
+    /**
+     * For a reactive method, whether its publisher completed; a blocking one completes on return.
+     */
+    private volatile boolean completed = true;
 
     SlotRun(SlotJob job, Slot slot) {
         this.job = job;
@@ -60,13 +73,18 @@ final class SlotRun {
         }
     }
 
-    private Outcome runAndMark(Term term, Progress at, SlotSchedule schedule) {
+    private Outcome runAndMark(Term term, Progress at, SlotSchedule schedule) throws Exception {
         Instant time = slot.time();
-        invoke(schedule.task);
+        Publisher<?> publisher = schedule.publisher;
+        if (publisher == null) {
+            invoke(schedule.task);
+        } else {
+            subscribe(publisher);
+        }
         Instant completedAt = SlotJob.now(schedule);
         at.delayFrom = completedAt;
         String failure;
-        if (!returned) {
+        if (!returned || !completed) {
             failure =
                     "returned without its method completing on the scheduler's thread (advice"
                             + " in front of it answered, or ran it elsewhere)";
@@ -114,10 +132,65 @@ final class SlotRun {
         }
     }
 
+    /**
+     * Subscribes to a reactive method's publisher with this run bound to the thread (the method is
+     * called at subscription) and the slot in the subscription's context, and waits for it to
+     * complete: a run completes only when its publisher does.
+     */
+    private void subscribe(Publisher<?> publisher) throws Exception {
+        CompletableFuture<@Nullable Void> done = new CompletableFuture<>();
+        Disposable subscription;
+        SlotRun outer = CURRENT.get();
+        CURRENT.set(this);
+        try {
+            subscription =
+                    Flux.from(publisher)
+                            .contextWrite(Context.of(SlotAccessor.KEY, slot))
+                            .subscribe(
+                                    value -> {},
+                                    done::completeExceptionally,
+                                    () -> done.complete(null));
+        } finally {
+            if (outer == null) {
+                CURRENT.remove();
+            } else {
+                CURRENT.set(outer);
+            }
+        }
+        try {
+            done.get();
+        } catch (InterruptedException ex) {
+            subscription.dispose();
+            throw ex;
+        } catch (ExecutionException ex) {
+            if (ex.getCause() instanceof Exception cause) {
+                throw cause;
+            }
+            throw ex;
+        }
+        if (!done.isCompletedExceptionally()) {
+            completed = true;
+        }
+    }
+
     /** Returns the slot of the run whose method the calling thread is in, if any. */
     static @Nullable Slot current() {
         SlotRun run = CURRENT.get();
-        return run != null && run.entered && !run.returned ? run.slot : null;
+        return run != null && run.entered && !run.returned ? run.slot : PROPAGATED.get();
+    }
+
+    /** Returns the slot a thread carries for work a run started elsewhere, if any. */
+    static @Nullable Slot propagated() {
+        return PROPAGATED.get();
+    }
+
+    /** Makes {@code slot} the one the thread carries for work a run started elsewhere. */
+    static void propagate(@Nullable Slot slot) {
+        if (slot == null) {
+            PROPAGATED.remove();
+        } else {
+            PROPAGATED.set(slot);
+        }
     }
 
     /** How a run ended. */

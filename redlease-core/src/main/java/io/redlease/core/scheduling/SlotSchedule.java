@@ -13,12 +13,12 @@ import java.util.function.Function;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
+import org.reactivestreams.Publisher;
 import org.springframework.core.task.TaskRejectedException;
 import org.springframework.scheduling.SchedulingAwareRunnable;
 import org.springframework.scheduling.TaskScheduler;
 import org.springframework.scheduling.Trigger;
 import org.springframework.scheduling.TriggerContext;
-import org.springframework.scheduling.support.ScheduledMethodRunnable;
 
 /**
  * How one once-per-slot job is scheduled on this instance, in place of the task Spring would have
@@ -37,11 +37,19 @@ final class SlotSchedule implements ScheduledFuture<Object> {
 
     private final TaskScheduler scheduler;
 
-    /** Spring's task for the method: calls it through its proxy, observed, outcome tracked. */
+    /**
+     * Spring's task for the method: calls it through its proxy, observed, outcome tracked. For a
+     * reactive method a run subscribes to {@link #publisher} instead.
+     */
     final Runnable task;
 
-    /** The method's runnable inside {@link #task}. */
-    private final ScheduledMethodRunnable method;
+    /** The publisher a reactive method returned when Spring scheduled it, or null. */
+    final @Nullable Publisher<?> publisher;
+
+    /**
+     * The {@code @Scheduled(scheduler)} qualifier, which routes the links as it routes the task.
+     */
+    private final @Nullable String qualifier;
 
     private final Function<Clock, SlotTrigger> triggerOnClock;
 
@@ -60,12 +68,14 @@ final class SlotSchedule implements ScheduledFuture<Object> {
             SlotJob job,
             TaskScheduler scheduler,
             Runnable task,
-            ScheduledMethodRunnable method,
+            @Nullable Publisher<?> publisher,
             Function<Clock, SlotTrigger> triggerOnClock) {
         this.job = job;
         this.scheduler = scheduler;
         this.task = task;
-        this.method = method;
+        this.publisher = publisher;
+        this.qualifier =
+                task instanceof SchedulingAwareRunnable aware ? aware.getQualifier() : null;
         this.triggerOnClock = triggerOnClock;
     }
 
@@ -264,7 +274,7 @@ final class SlotSchedule implements ScheduledFuture<Object> {
 
         @Override
         public @Nullable String getQualifier() {
-            return method.getQualifier();
+            return qualifier;
         }
 
         @Override

@@ -102,11 +102,16 @@ final class SlotTaskScheduler implements TaskScheduler {
     private ScheduledFuture<?> start(
             SlotJob job, Runnable task, Function<Clock, SlotTrigger> trigger) {
         ScheduledMethodRunnable method = ScheduledMethods.of(task);
-        if (method == null) {
-            throw new IllegalStateException("redlease: " + job + " has no scheduled method");
+        if (method != null) {
+            checkNotAsync(job, method);
         }
-        checkNotAsync(job, method);
-        return job.start(new SlotSchedule(job, scheduler, task, method, trigger));
+        return job.start(
+                new SlotSchedule(
+                        job,
+                        scheduler,
+                        task,
+                        method == null ? ScheduledMethods.publisherOf(task) : null,
+                        trigger));
     }
 
     /**
