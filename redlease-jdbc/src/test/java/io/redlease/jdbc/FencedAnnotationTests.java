@@ -13,6 +13,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.BeanCreationException;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -114,8 +115,11 @@ class FencedAnnotationTests {
         }
 
         @Bean
-        PlatformTransactionManager transactionManager(DataSource dataSource) {
-            return new DataSourceTransactionManager(dataSource);
+        PlatformTransactionManager transactionManager(
+                DataSource dataSource, ObjectProvider<TransactionFencing> fencing) {
+            DataSourceTransactionManager manager = new DataSourceTransactionManager(dataSource);
+            manager.addListener(new FencingTransactionListener(fencing.getObject()));
+            return manager;
         }
 
         @Bean
