@@ -1,17 +1,21 @@
 package io.redlease.boot.autoconfigure.jdbc;
 
+import io.redlease.boot.autoconfigure.ElectorCustomizer;
 import io.redlease.boot.autoconfigure.RedleaseAutoConfiguration;
 import io.redlease.boot.metrics.RedleaseMetrics;
 import io.redlease.core.Elections;
 import io.redlease.core.LeadershipContext;
+import io.redlease.core.Observer;
+import io.redlease.core.StepDownReason;
 import io.redlease.core.UnknownElectionException;
+import io.redlease.jdbc.FenceClaims;
 import io.redlease.jdbc.FenceTable;
-import io.redlease.jdbc.FencedAnnotationBeanPostProcessor;
 import io.redlease.jdbc.FencedTransactionListener;
 import io.redlease.jdbc.FencingTransactionListener;
 import io.redlease.jdbc.TransactionFencing;
 import java.util.List;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -23,16 +27,21 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandi
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.jdbc.EmbeddedDatabaseConnection;
+import org.springframework.boot.sql.init.dependency.DatabaseInitializationDependencyConfigurer;
+import org.springframework.boot.sql.init.dependency.DependsOnDatabaseInitialization;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.transaction.support.AbstractPlatformTransactionManager;
+import org.springframework.context.annotation.Import;
 
 /**
  * Auto-configuration of fenced JDBC transactions, when {@code redlease-jdbc} is on the classpath
- * and the application has one {@code DataSource}: the {@link FenceTable} (created or checked at
- * startup, with a row per election), {@link TransactionFencing}, {@code @Fenced} support, and with
- * {@code redlease.jdbc.fence-all-transactions=true} a {@link FencingTransactionListener} on every
- * transaction manager.
+ * and the application has one {@code DataSource} (or one marked primary): the {@link FenceTable}
+ * (created or checked at startup after the application's schema migrations and SQL scripts, with a
+ * row per election), {@link TransactionFencing}, a {@link FencingTransactionListener} on every
+ * transaction manager of that data source (with {@code redlease.jdbc.fence-all-transactions=true},
+ * one that fences all its read-write transactions), and {@link FenceClaims}, through which every
+ * elector claims the fence row as soon as it wins a term. {@code @Fenced} is applied by {@link
+ * FencedAnnotationAutoConfiguration}, also where this one backs off.
  */
 @AutoConfiguration(
         after = RedleaseAutoConfiguration.class,
@@ -46,10 +55,12 @@ import org.springframework.transaction.support.AbstractPlatformTransactionManage
 @ConditionalOnSingleCandidate(DataSource.class)
 @ConditionalOnBean(Elections.class)
 @EnableConfigurationProperties(RedleaseJdbcProperties.class)
+@Import(DatabaseInitializationDependencyConfigurer.class)
 public final class RedleaseJdbcAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
+    @DependsOnDatabaseInitialization
     FenceTable redleaseFenceTable(
             DataSource dataSource, RedleaseJdbcProperties properties, Elections elections) {
         return FenceTables.prepare(dataSource, properties, elections);
@@ -61,40 +72,38 @@ public final class RedleaseJdbcAutoConfiguration {
             FenceTable table,
             LeadershipContext leadership,
             ObjectProvider<FencedTransactionListener> listeners) {
-        List<FencedTransactionListener> all = listeners.orderedStream().toList();
-        return new TransactionFencing(
-                table,
-                leadership,
-                new FencedTransactionListener() {
-                    @Override
-                    public void onCommitted(String electionName, long token) {
-                        all.forEach(listener -> listener.onCommitted(electionName, token));
-                    }
-
-                    @Override
-                    public void onRefused(String electionName, long token, long newerToken) {
-                        all.forEach(
-                                listener -> listener.onRefused(electionName, token, newerToken));
-                    }
-                });
+        return new TransactionFencing(table, leadership, all(listeners));
     }
 
     @Bean
     @ConditionalOnMissingBean
-    static FencedAnnotationBeanPostProcessor fencedAnnotationBeanPostProcessor() {
-        return new FencedAnnotationBeanPostProcessor();
+    FenceClaims redleaseFenceClaims(
+            ObjectProvider<FenceTable> tables,
+            RedleaseJdbcProperties properties,
+            ObjectProvider<FencedTransactionListener> listeners) {
+        return new FenceClaims(
+                tables.orderedStream().toList(), properties.getClaimTimeout(), all(listeners));
+    }
+
+    /**
+     * Has every elector claim the fence rows as soon as it wins a term. The claims are looked up
+     * when the first term is won, after the context started, since the fence table needs the
+     * elections.
+     */
+    @Bean
+    ElectorCustomizer redleaseFenceClaimsCustomizer(ObjectProvider<FenceClaims> claims) {
+        return (id, builder) -> builder.observer(new ClaimingObserver(builder.name(), claims));
     }
 
     @Bean
-    @ConditionalOnBooleanProperty("redlease.jdbc.fence-all-transactions")
-    static BeanPostProcessor redleaseFenceAllTransactions(
+    static BeanPostProcessor redleaseTransactionManagerFencing(
             ObjectProvider<TransactionFencing> fencing,
             ObjectProvider<LeadershipContext> leadership,
             ObjectProvider<RedleaseJdbcProperties> properties) {
-        return new BeanPostProcessor() {
-            @Override
-            public Object postProcessAfterInitialization(Object bean, String beanName) {
-                if (bean instanceof AbstractPlatformTransactionManager manager) {
+        return new TransactionManagerFencing(
+                fencing,
+                properties,
+                () -> {
                     String election = properties.getObject().getElection();
                     try {
                         if (!election.isEmpty()) {
@@ -106,12 +115,76 @@ public final class RedleaseJdbcAutoConfiguration {
                                 election,
                                 "No such election is configured: " + ex.getMessage());
                     }
-                    manager.addListener(
-                            new FencingTransactionListener(fencing.getObject(), manager, election));
-                }
-                return bean;
+                });
+    }
+
+    private static FencedTransactionListener all(
+            ObjectProvider<FencedTransactionListener> listeners) {
+        List<FencedTransactionListener> all = listeners.orderedStream().toList();
+        return new FencedTransactionListener() {
+            @Override
+            public void onCommitted(String electionName, long token) {
+                all.forEach(listener -> listener.onCommitted(electionName, token));
+            }
+
+            @Override
+            public void onRefused(String electionName, long token, long newerToken) {
+                all.forEach(listener -> listener.onRefused(electionName, token, newerToken));
+            }
+
+            @Override
+            public void onClaimed(String electionName, long token, String table) {
+                all.forEach(listener -> listener.onClaimed(electionName, token, table));
+            }
+
+            @Override
+            public void onClaimFailed(
+                    String electionName, long token, String table, Throwable error) {
+                all.forEach(listener -> listener.onClaimFailed(electionName, token, table, error));
             }
         };
+    }
+
+    /** Hands an election's term transitions to the claims, once they exist. */
+    private static final class ClaimingObserver implements Observer {
+
+        private final String electionName;
+
+        private final ObjectProvider<FenceClaims> claims;
+
+        private @Nullable Observer delegate;
+
+        ClaimingObserver(String electionName, ObjectProvider<FenceClaims> claims) {
+            this.electionName = electionName;
+            this.claims = claims;
+        }
+
+        @Override
+        public void onElected(long token) {
+            Observer observer = delegate;
+            if (observer == null) {
+                FenceClaims available = claims.getIfAvailable();
+                if (available == null) {
+                    return;
+                }
+                observer = available.observer(electionName);
+                delegate = observer;
+            }
+            observer.onElected(token);
+        }
+
+        @Override
+        public void onSteppedDown(StepDownReason reason) {
+            Observer observer = delegate;
+            if (observer != null) {
+                observer.onSteppedDown(reason);
+            }
+        }
+
+        @Override
+        public String toString() {
+            return "FenceClaims[" + electionName + "]";
+        }
     }
 
     @Configuration(proxyBeanMethods = false)
@@ -126,9 +199,10 @@ public final class RedleaseJdbcAutoConfiguration {
                     .asMap()
                     .values()
                     .forEach(
-                            elector ->
-                                    metrics.registerStore(
-                                            elector.name(), RedleaseMetrics.STORE_JDBC));
+                            elector -> {
+                                metrics.registerStore(elector.name(), RedleaseMetrics.STORE_JDBC);
+                                metrics.registerFenceClaims(elector.name());
+                            });
             return new FencedTransactionListener() {
                 @Override
                 public void onCommitted(String electionName, long token) {
@@ -138,6 +212,17 @@ public final class RedleaseJdbcAutoConfiguration {
                 @Override
                 public void onRefused(String electionName, long token, long newerToken) {
                     metrics.fencedWrite(electionName, RedleaseMetrics.STORE_JDBC, false);
+                }
+
+                @Override
+                public void onClaimed(String electionName, long token, String table) {
+                    metrics.fenceClaim(electionName, true);
+                }
+
+                @Override
+                public void onClaimFailed(
+                        String electionName, long token, String table, Throwable error) {
+                    metrics.fenceClaim(electionName, false);
                 }
             };
         }
