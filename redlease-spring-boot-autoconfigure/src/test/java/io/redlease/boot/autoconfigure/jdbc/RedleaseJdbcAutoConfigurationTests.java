@@ -434,6 +434,59 @@ class RedleaseJdbcAutoConfigurationTests {
                         });
     }
 
+    @Test
+    void aFencedMethodOnASecondTransactionManagerOfTheFencedDataSourceIsStamped() {
+        contextRunner
+                .withUserConfiguration(TwoTransactionManagers.class)
+                .withBean(SecondJobs.class)
+                .run(
+                        context -> {
+                            assertThat(context).hasNotFailed();
+                            Elector elector = context.getBean(Elector.class);
+                            await().atMost(Duration.ofSeconds(10)).until(elector::isLeader);
+                            Term term = elector.term().orElseThrow();
+                            term.execute(
+                                    () -> {
+                                        context.getBean(SecondJobs.class).settle();
+                                        return null;
+                                    },
+                                    false);
+                            assertThat(
+                                            context.getBean(JdbcTemplate.class)
+                                                    .queryForObject(
+                                                            "SELECT stamps FROM redlease_fence"
+                                                                    + " WHERE name = ?",
+                                                            Long.class,
+                                                            name))
+                                    .isEqualTo(1);
+                        });
+    }
+
+    /** Two transaction managers on the one DataSource. */
+    @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+    static class TwoTransactionManagers {
+
+        @org.springframework.context.annotation.Bean
+        org.springframework.jdbc.datasource.DataSourceTransactionManager transactionManager(
+                DataSource dataSource) {
+            return new org.springframework.jdbc.datasource.DataSourceTransactionManager(dataSource);
+        }
+
+        @org.springframework.context.annotation.Bean
+        org.springframework.jdbc.datasource.DataSourceTransactionManager secondTransactionManager(
+                DataSource dataSource) {
+            return new org.springframework.jdbc.datasource.DataSourceTransactionManager(dataSource);
+        }
+    }
+
+    /** A fenced method on the second transaction manager. */
+    public static class SecondJobs {
+
+        @Transactional("secondTransactionManager")
+        @Fenced
+        public void settle() {}
+    }
+
     /** A transaction manager whose transactions hold no connection redlease can see. */
     public static class OtherTransactionManager
             extends org.springframework.transaction.support.AbstractPlatformTransactionManager {
