@@ -12,6 +12,7 @@ import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
 import org.springframework.orm.jpa.JpaTransactionManager;
+import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.support.AbstractPlatformTransactionManager;
 import org.springframework.util.ClassUtils;
 
@@ -22,9 +23,10 @@ import org.springframework.util.ClassUtils;
  * {@code redlease.jdbc.fence-all-transactions} the listener fences all its read-write transactions.
  *
  * <p>With fence-all on, a transaction manager whose data source cannot be told (JTA, a custom
- * manager, a JPA entity manager factory without a known data source) fails startup, naming the
- * bean: its transactions would run unfenced. A manager of another known data source is left alone
- * (its transactions are not on the fenced data source) and logged at INFO.
+ * manager, a JPA entity manager factory without a known data source) or that takes no listeners (a
+ * {@code PlatformTransactionManager} that is no {@code AbstractPlatformTransactionManager}) fails
+ * startup, naming the bean: its transactions would run unfenced. A manager of another known data
+ * source is left alone (its transactions are not on the fenced data source) and logged at INFO.
  */
 final class TransactionManagerFencing implements BeanPostProcessor {
 
@@ -52,11 +54,25 @@ final class TransactionManagerFencing implements BeanPostProcessor {
 
     @Override
     public Object postProcessAfterInitialization(Object bean, String beanName) {
-        if (!(bean instanceof AbstractPlatformTransactionManager manager)) {
+        if (!(bean instanceof PlatformTransactionManager)) {
             return bean;
         }
         RedleaseJdbcProperties settings = properties.getObject();
         boolean fenceAll = settings.isFenceAllTransactions();
+        if (!(bean instanceof AbstractPlatformTransactionManager manager)) {
+            if (fenceAll) {
+                throw refused(
+                        beanName,
+                        bean,
+                        "it is no AbstractPlatformTransactionManager, so it takes no transaction"
+                                + " listener and its transactions would run unfenced",
+                        "Use a DataSourceTransactionManager or JpaTransactionManager of the"
+                                + " fenced DataSource, or set"
+                                + " redlease.jdbc.fence-all-transactions=false and fence with"
+                                + " @Fenced (whose calls such a manager's transactions refuse).");
+            }
+            return bean;
+        }
         if (fenceAll) {
             checkElection.run();
         }
