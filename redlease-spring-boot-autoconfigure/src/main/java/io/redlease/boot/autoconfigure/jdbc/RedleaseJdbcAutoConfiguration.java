@@ -1,12 +1,9 @@
 package io.redlease.boot.autoconfigure.jdbc;
 
-import io.redlease.boot.autoconfigure.ElectorCustomizer;
 import io.redlease.boot.autoconfigure.RedleaseAutoConfiguration;
 import io.redlease.boot.metrics.RedleaseMetrics;
 import io.redlease.core.Elections;
 import io.redlease.core.LeadershipContext;
-import io.redlease.core.Observer;
-import io.redlease.core.StepDownReason;
 import io.redlease.core.UnknownElectionException;
 import io.redlease.jdbc.FenceClaims;
 import io.redlease.jdbc.FenceTable;
@@ -15,8 +12,10 @@ import io.redlease.jdbc.FencingTransactionListener;
 import io.redlease.jdbc.TransactionFencing;
 import java.util.List;
 import javax.sql.DataSource;
-import org.jspecify.annotations.Nullable;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -58,6 +57,8 @@ import org.springframework.context.annotation.Import;
 @Import(DatabaseInitializationDependencyConfigurer.class)
 public final class RedleaseJdbcAutoConfiguration {
 
+    private static final Log logger = LogFactory.getLog("io.redlease.jdbc");
+
     @Bean
     @ConditionalOnMissingBean
     @DependsOnDatabaseInitialization
@@ -85,14 +86,36 @@ public final class RedleaseJdbcAutoConfiguration {
                 tables.orderedStream().toList(), properties.getClaimTimeout(), all(listeners));
     }
 
-    /**
-     * Has every elector claim the fence rows as soon as it wins a term. The claims are looked up
-     * when the first term is won, after the context started, since the fence table needs the
-     * elections.
-     */
+    /** Has every elector the auto-configuration builds claim the fence rows when it wins. */
     @Bean
-    ElectorCustomizer redleaseFenceClaimsCustomizer(ObjectProvider<FenceClaims> claims) {
-        return (id, builder) -> builder.observer(new ClaimingObserver(builder.name(), claims));
+    FenceClaimsCustomizer redleaseFenceClaimsCustomizer(ObjectProvider<FenceClaims> claims) {
+        return new FenceClaimsCustomizer(claims);
+    }
+
+    /** Names the elections whose electors do not claim (built outside the auto-configuration). */
+    @Bean
+    SmartInitializingSingleton redleaseFenceClaimsCheck(
+            FenceClaimsCustomizer customizer, Elections elections) {
+        return () ->
+                elections
+                        .asMap()
+                        .values()
+                        .forEach(
+                                elector -> {
+                                    if (!customizer.claims(elector.name())) {
+                                        logger.warn(
+                                                "redlease: the elector of election '"
+                                                        + elector.name()
+                                                        + "' does not claim the fence row when it"
+                                                        + " wins a term (it was not built by"
+                                                        + " redlease's auto-configuration), so a"
+                                                        + " fenced transaction of an older term"
+                                                        + " can still commit until this term's"
+                                                        + " first fenced commit. Build it with"
+                                                        + " ElectorConfig.Builder.observer("
+                                                        + "fenceClaims.observer(name)).");
+                                    }
+                                });
     }
 
     @Bean
@@ -143,48 +166,6 @@ public final class RedleaseJdbcAutoConfiguration {
                 all.forEach(listener -> listener.onClaimFailed(electionName, token, table, error));
             }
         };
-    }
-
-    /** Hands an election's term transitions to the claims, once they exist. */
-    private static final class ClaimingObserver implements Observer {
-
-        private final String electionName;
-
-        private final ObjectProvider<FenceClaims> claims;
-
-        private @Nullable Observer delegate;
-
-        ClaimingObserver(String electionName, ObjectProvider<FenceClaims> claims) {
-            this.electionName = electionName;
-            this.claims = claims;
-        }
-
-        @Override
-        public void onElected(long token) {
-            Observer observer = delegate;
-            if (observer == null) {
-                FenceClaims available = claims.getIfAvailable();
-                if (available == null) {
-                    return;
-                }
-                observer = available.observer(electionName);
-                delegate = observer;
-            }
-            observer.onElected(token);
-        }
-
-        @Override
-        public void onSteppedDown(StepDownReason reason) {
-            Observer observer = delegate;
-            if (observer != null) {
-                observer.onSteppedDown(reason);
-            }
-        }
-
-        @Override
-        public String toString() {
-            return "FenceClaims[" + electionName + "]";
-        }
     }
 
     @Configuration(proxyBeanMethods = false)

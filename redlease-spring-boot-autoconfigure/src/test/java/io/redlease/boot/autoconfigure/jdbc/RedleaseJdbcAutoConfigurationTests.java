@@ -36,6 +36,8 @@ import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerA
 import org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.SimpleDriverDataSource;
@@ -44,7 +46,7 @@ import org.springframework.transaction.annotation.Transactional;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /** Wiring of fenced JDBC transactions, on embedded H2 and the real PostgreSQL, with real Redis. */
-@ExtendWith(RedisExtension.class)
+@ExtendWith({RedisExtension.class, OutputCaptureExtension.class})
 class RedleaseJdbcAutoConfigurationTests {
 
     private ApplicationContextRunner contextRunner;
@@ -522,6 +524,37 @@ class RedleaseJdbcAutoConfigurationTests {
 
         @Override
         public void rollback(org.springframework.transaction.TransactionStatus status) {}
+    }
+
+    @Test
+    void anElectorBeanOfTheApplicationThatCannotClaimIsNamedInAWarning(CapturedOutput output) {
+        contextRunner
+                .withUserConfiguration(OwnElector.class)
+                .run(
+                        context -> {
+                            assertThat(context).hasNotFailed();
+                            assertThat(output)
+                                    .contains(
+                                            "the elector of election '"
+                                                    + name
+                                                    + "' does not claim the fence row");
+                        });
+    }
+
+    /** The application's own elector for the main election. */
+    @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+    static class OwnElector {
+
+        @org.springframework.context.annotation.Bean
+        Elector elector(
+                org.springframework.data.redis.connection.RedisConnectionFactory factory,
+                org.springframework.core.env.Environment environment) {
+            return new Elector(
+                    factory,
+                    io.redlease.core.ElectorConfig.builder(
+                                    environment.getRequiredProperty("redlease.name"))
+                            .build());
+        }
     }
 
     /** A transaction manager whose transactions hold no connection redlease can see. */
