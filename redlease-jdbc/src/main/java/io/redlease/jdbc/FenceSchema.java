@@ -6,9 +6,11 @@ import java.nio.charset.StandardCharsets;
 import java.sql.DatabaseMetaData;
 import java.util.List;
 import java.util.Locale;
+import java.util.regex.Matcher;
 import org.jspecify.annotations.Nullable;
 import org.springframework.core.io.ByteArrayResource;
 import org.springframework.core.io.ClassPathResource;
+import org.springframework.dao.DataAccessException;
 import org.springframework.jdbc.BadSqlGrammarException;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.init.ResourceDatabasePopulator;
@@ -44,10 +46,13 @@ public final class FenceSchema {
 
     private final FenceTable table;
 
-    private final String platform;
+    private final @Nullable String configuredPlatform;
+
+    private volatile @Nullable String platform;
 
     /**
-     * Creates the schema for a table, detecting the platform from the database.
+     * Creates the schema for a table, detecting the platform from the database when a script is
+     * needed.
      *
      * @param table the fence table
      */
@@ -59,22 +64,33 @@ public final class FenceSchema {
      * Creates the schema for a table.
      *
      * @param table the fence table
-     * @param platform one of {@link #PLATFORMS}, or null to detect it from the database
+     * @param platform one of {@link #PLATFORMS}, or null to detect it from the database when a
+     *     script is needed (so a database without a script can be used once the table exists)
      * @throws IllegalArgumentException if the platform is not supported
      */
     public FenceSchema(FenceTable table, @Nullable String platform) {
         this.table = table;
-        this.platform = platform != null && !platform.isBlank() ? check(platform) : detect(table);
+        this.configuredPlatform = platform != null && !platform.isBlank() ? check(platform) : null;
     }
 
-    /** Returns the database platform, one of {@link #PLATFORMS}. */
+    /**
+     * Returns the database platform, one of {@link #PLATFORMS}: the configured one, else detected
+     * from the database.
+     *
+     * @throws IllegalStateException if no platform was configured and the database has no script
+     */
     public String platform() {
-        return platform;
+        String known = configuredPlatform != null ? configuredPlatform : platform;
+        if (known == null) {
+            known = detect(table);
+            platform = known;
+        }
+        return known;
     }
 
     /** Returns the location of the schema script for this platform. */
     public String scriptLocation() {
-        return scriptLocation(platform);
+        return scriptLocation(platform());
     }
 
     /**
@@ -98,7 +114,8 @@ public final class FenceSchema {
         ClassPathResource resource = new ClassPathResource(scriptPath(check(platform)));
         try {
             String text = resource.getContentAsString(StandardCharsets.UTF_8);
-            return text.replaceAll("\\b" + FenceTable.DEFAULT_NAME + "\\b", tableName);
+            return text.replaceAll(
+                    "\\b" + FenceTable.DEFAULT_NAME + "\\b", Matcher.quoteReplacement(tableName));
         } catch (IOException ex) {
             throw new UncheckedIOException("redlease: cannot read " + resource, ex);
         }
@@ -123,26 +140,43 @@ public final class FenceSchema {
         try {
             probe();
         } catch (BadSqlGrammarException ex) {
-            throw new MissingFenceTableException(table.name(), scriptLocation(), ex);
+            String script;
+            try {
+                script = scriptLocation();
+            } catch (IllegalStateException unsupported) {
+                script = scriptLocation(POSTGRESQL) + " (adapted to your database)";
+            }
+            throw new MissingFenceTableException(table.name(), script, ex);
         }
     }
 
-    /** Creates the table with this platform's script unless it exists. */
+    /**
+     * Creates the table with this platform's script unless it exists. Safe when several instances
+     * create it at once: if the script fails and the table exists afterwards, another instance
+     * created it, and that is success.
+     */
     public void create() {
         if (exists()) {
             return;
         }
+        String platform = platform();
         ResourceDatabasePopulator populator =
                 new ResourceDatabasePopulator(
                         new ByteArrayResource(
                                 script(platform, table.name()).getBytes(StandardCharsets.UTF_8),
-                                scriptLocation()));
+                                scriptLocation(platform)));
         populator.setSqlScriptEncoding(StandardCharsets.UTF_8.name());
-        populator.execute(table.dataSource());
+        try {
+            populator.execute(table.transactionalDataSource());
+        } catch (DataAccessException ex) {
+            if (!exists()) {
+                throw ex;
+            }
+        }
     }
 
     private void probe() {
-        new JdbcTemplate(table.dataSource())
+        new JdbcTemplate(table.transactionalDataSource())
                 .query(
                         "SELECT name, token, stamps FROM " + table.name() + " WHERE 1 = 0",
                         rs -> null);
@@ -169,7 +203,8 @@ public final class FenceSchema {
         try {
             product =
                     JdbcUtils.extractDatabaseMetaData(
-                            table.dataSource(), DatabaseMetaData::getDatabaseProductName);
+                            table.transactionalDataSource(),
+                            DatabaseMetaData::getDatabaseProductName);
         } catch (Exception ex) {
             throw new IllegalStateException(
                     "redlease: cannot read the database product name to choose the fence table"
@@ -200,6 +235,10 @@ public final class FenceSchema {
 
     @Override
     public String toString() {
-        return "FenceSchema[" + table.name() + ", " + platform + "]";
+        return "FenceSchema["
+                + table.name()
+                + ", "
+                + (configuredPlatform != null ? configuredPlatform : platform)
+                + "]";
     }
 }

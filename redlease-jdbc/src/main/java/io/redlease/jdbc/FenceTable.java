@@ -1,15 +1,25 @@
 package io.redlease.jdbc;
 
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.regex.Pattern;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
+import org.springframework.dao.DataAccessException;
 import org.springframework.dao.DuplicateKeyException;
+import org.springframework.jdbc.UncategorizedSQLException;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
 
 /**
  * The fence table: one row per election, {@code (name, token, stamps)}, holding the newest token
- * that committed a fenced transaction and how many fenced transactions committed.
+ * that claimed the row or committed a fenced transaction, and how many fenced transactions
+ * committed.
  *
  * <p>{@link #stamp} runs on the connection of the transaction in progress (through {@link
  * JdbcTemplate}, so {@code DataSourceUtils} finds the connection the transaction manager bound to
@@ -18,6 +28,9 @@ import org.springframework.jdbc.core.JdbcTemplate;
  * token means the transaction is refused. The update always changes the row (it counts {@code
  * stamps}), so the read that follows sees the transaction's own version of the row on every
  * database, MySQL's consistent reads included.
+ *
+ * <p>{@link #claim} and {@link #addRow} run in a transaction of their own on a connection of their
+ * own, and commit it whatever the pool's auto-commit setting.
  */
 public final class FenceTable {
 
@@ -29,11 +42,15 @@ public final class FenceTable {
 
     private final DataSource dataSource;
 
+    private final DataSource target;
+
     private final String name;
 
     private final JdbcTemplate jdbc;
 
     private final String stamp;
+
+    private final String claim;
 
     private final String read;
 
@@ -51,7 +68,8 @@ public final class FenceTable {
     /**
      * Creates the table accessor.
      *
-     * @param dataSource the fenced data source
+     * @param dataSource the fenced data source; a {@link TransactionAwareDataSourceProxy} stands
+     *     for its target, as Spring's transaction managers treat it
      * @param name the table name: a plain SQL identifier, optionally schema-qualified
      * @throws IllegalArgumentException if the name is not such an identifier
      */
@@ -65,13 +83,23 @@ public final class FenceTable {
                             + "'");
         }
         this.dataSource = dataSource;
+        this.target =
+                dataSource instanceof TransactionAwareDataSourceProxy proxy
+                                && proxy.getTargetDataSource() != null
+                        ? proxy.getTargetDataSource()
+                        : dataSource;
         this.name = name;
-        this.jdbc = new JdbcTemplate(dataSource);
+        this.jdbc = new JdbcTemplate(target);
         this.stamp =
                 "UPDATE "
                         + name
                         + " SET token = CASE WHEN token < ? THEN ? ELSE token END,"
                         + " stamps = stamps + 1 WHERE name = ?";
+        this.claim =
+                "UPDATE "
+                        + name
+                        + " SET token = CASE WHEN token < ? THEN ? ELSE token END"
+                        + " WHERE name = ?";
         this.read = "SELECT token FROM " + name + " WHERE name = ?";
         this.insert = "INSERT INTO " + name + " (name, token, stamps) VALUES (?, ?, ?)";
     }
@@ -84,6 +112,14 @@ public final class FenceTable {
     /** Returns the fenced data source. */
     public DataSource dataSource() {
         return dataSource;
+    }
+
+    /**
+     * Returns the data source that transaction managers bind connections for: the fenced data
+     * source, or the target of a {@link TransactionAwareDataSourceProxy}.
+     */
+    public DataSource transactionalDataSource() {
+        return target;
     }
 
     /**
@@ -110,6 +146,40 @@ public final class FenceTable {
     }
 
     /**
+     * Raises the election's row to {@code token} in a transaction of its own and commits it, so
+     * that from then on every fenced transaction of an older term is refused, unless it stamped
+     * before; a row that holds a newer token is left alone. Waits for the row's lock at most {@code
+     * timeout} (rounded up to whole seconds, the JDBC query timeout).
+     *
+     * @param electionName the election name
+     * @param token the token of a newly elected term
+     * @param timeout how long each statement may wait, for the row's lock above all
+     * @return the token the row holds afterwards: {@code token} or a newer one
+     * @throws DataAccessException if the database cannot be reached or the wait timed out
+     */
+    public long claim(String electionName, long token, Duration timeout) {
+        int seconds = (int) Math.max(1, Math.min(Integer.MAX_VALUE, ceilSeconds(timeout)));
+        return inOwnTransaction(
+                "claim",
+                connection -> {
+                    int rows;
+                    try (PreparedStatement update = connection.prepareStatement(claim)) {
+                        update.setQueryTimeout(seconds);
+                        update.setLong(1, token);
+                        update.setLong(2, token);
+                        update.setString(3, electionName);
+                        rows = update.executeUpdate();
+                    }
+                    if (rows == 0) {
+                        insertRow(connection, electionName, token, seconds);
+                        return token;
+                    }
+                    Long held = readToken(connection, electionName, seconds);
+                    return held == null ? token : held;
+                });
+    }
+
+    /**
      * Returns the token in the election's row, as the calling thread's connection sees it.
      *
      * @param electionName the election name
@@ -121,20 +191,124 @@ public final class FenceTable {
     }
 
     /**
-     * Adds the election's row with token 0 unless it exists. Run outside a transaction at startup,
-     * so that the first fenced transactions of an election only update the row.
+     * Adds the election's row with token 0 unless it exists, in a transaction of its own. Run at
+     * startup, so that the first fenced transactions of an election only update the row.
      *
      * @param electionName the election name
+     * @throws IllegalStateException if the table matches names regardless of case, so that
+     *     elections whose names differ only in case would share a row
      */
     public void addRow(String electionName) {
-        if (token(electionName).isPresent()) {
-            return;
+        String what = "add the row of election '" + electionName + "' to";
+        String found = inOwnTransaction(what, connection -> readName(connection, electionName));
+        if (found == null) {
+            try {
+                inOwnTransaction(
+                        what,
+                        connection -> {
+                            insertRow(connection, electionName, 0L, 0);
+                            return null;
+                        });
+            } catch (DuplicateKeyException ex) {
+                // another instance added it meanwhile (or one whose name differs only in case)
+            }
+            found = inOwnTransaction(what, connection -> readName(connection, electionName));
         }
-        try {
-            jdbc.update(insert, electionName, 0L, 0L);
-        } catch (DuplicateKeyException ex) {
-            // another instance added it meanwhile
+        if (found != null && !found.equals(electionName)) {
+            throw new IllegalStateException(
+                    "redlease: the fence table "
+                            + name
+                            + " finds the row '"
+                            + found
+                            + "' for election '"
+                            + electionName
+                            + "': its name column compares without case, so elections whose"
+                            + " names differ only in case would share a row. Make the column"
+                            + " case-sensitive (the shipped scripts use a binary collation on"
+                            + " MySQL, MariaDB and SQL Server) or rename the election");
         }
+    }
+
+    private void insertRow(Connection connection, String electionName, long token, int timeout)
+            throws SQLException {
+        try (PreparedStatement insertRow = connection.prepareStatement(insert)) {
+            if (timeout > 0) {
+                insertRow.setQueryTimeout(timeout);
+            }
+            insertRow.setString(1, electionName);
+            insertRow.setLong(2, token);
+            insertRow.setLong(3, 0L);
+            insertRow.executeUpdate();
+        }
+    }
+
+    private @Nullable Long readToken(Connection connection, String electionName, int timeout)
+            throws SQLException {
+        try (PreparedStatement query = connection.prepareStatement(read)) {
+            query.setQueryTimeout(timeout);
+            query.setString(1, electionName);
+            try (ResultSet rs = query.executeQuery()) {
+                return rs.next() ? rs.getLong(1) : null;
+            }
+        }
+    }
+
+    private @Nullable String readName(Connection connection, String electionName)
+            throws SQLException {
+        try (PreparedStatement query =
+                connection.prepareStatement("SELECT name FROM " + name + " WHERE name = ?")) {
+            query.setString(1, electionName);
+            try (ResultSet rs = query.executeQuery()) {
+                return rs.next() ? rs.getString(1) : null;
+            }
+        }
+    }
+
+    /** Work on a connection of its own, in a transaction of its own. */
+    @FunctionalInterface
+    private interface Work<T> {
+        T run(Connection connection) throws SQLException;
+    }
+
+    /**
+     * Runs work on a new connection of the target data source (never one bound to the thread) in a
+     * transaction of its own, commits it, and restores the connection's auto-commit setting.
+     */
+    private <T> T inOwnTransaction(String what, Work<T> work) {
+        try (Connection connection = target.getConnection()) {
+            boolean autoCommit = connection.getAutoCommit();
+            if (autoCommit) {
+                connection.setAutoCommit(false);
+            }
+            try {
+                T result = work.run(connection);
+                connection.commit();
+                return result;
+            } catch (SQLException | RuntimeException ex) {
+                try {
+                    connection.rollback();
+                } catch (SQLException rollback) {
+                    ex.addSuppressed(rollback);
+                }
+                throw ex;
+            } finally {
+                if (autoCommit) {
+                    connection.setAutoCommit(true);
+                }
+            }
+        } catch (SQLException ex) {
+            DataAccessException translated =
+                    jdbc.getExceptionTranslator()
+                            .translate("redlease: " + what + " " + name, null, ex);
+            throw translated != null
+                    ? translated
+                    : new UncategorizedSQLException("redlease: " + what + " " + name, null, ex);
+        }
+    }
+
+    private static long ceilSeconds(Duration timeout) {
+        long seconds = timeout.getSeconds();
+        return timeout.getNano() > 0 ? seconds + 1 : seconds;
     }
 
     @Override

@@ -1,6 +1,9 @@
 package io.redlease.jdbc;
 
+import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.springframework.aop.Pointcut;
@@ -11,6 +14,8 @@ import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
 import org.springframework.beans.factory.BeanCreationException;
 import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.BeanFactoryUtils;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.core.Ordered;
 import org.springframework.util.ReflectionUtils;
 import org.springframework.util.function.SingletonSupplier;
@@ -19,17 +24,25 @@ import org.springframework.util.function.SingletonSupplier;
  * Applies {@link Fenced} to beans: proxies every bean with an annotated method or type so that the
  * transaction of an annotated call is fenced by {@link TransactionFencing} before the method runs.
  *
- * <p>Needs a {@link TransactionFencing} bean. The advice runs inside the transaction advice and
- * inside {@code @LeaderOnly} on the same bean, so the transaction has begun and the term is bound
- * when it runs. Each annotated method's election id is checked when the bean is created. Declare it
- * from a {@code static @Bean} method.
+ * <p>Needs a {@link TransactionFencing} bean: a bean with {@code @Fenced} methods fails to be
+ * created when there is none (its transactions would commit unfenced), naming the method and, when
+ * set, why fencing is missing. With {@link #setFailWithoutFencing(boolean) failWithoutFencing} off,
+ * such beans are created and every call fails with {@link UnfencedTransactionException} instead.
+ * The advice runs inside the transaction advice and inside {@code @LeaderOnly} on the same bean, so
+ * the transaction has begun and the term is bound when it runs. Each annotated method's election id
+ * is checked when the bean is created. Declare it from a {@code static @Bean} method.
  */
 public class FencedAnnotationBeanPostProcessor
         extends AbstractBeanFactoryAwareAdvisingPostProcessor {
 
     private static final long serialVersionUID = 1L;
 
-    private transient @Nullable Supplier<TransactionFencing> fencing;
+    private transient @Nullable BeanFactory beanFactory;
+
+    private transient Supplier<String> missingFencingReason =
+            () -> "Declare a TransactionFencing bean for the fenced DataSource.";
+
+    private boolean failWithoutFencing = true;
 
     /** Creates the post-processor. */
     public FencedAnnotationBeanPostProcessor() {
@@ -37,12 +50,46 @@ public class FencedAnnotationBeanPostProcessor
         setOrder(Ordered.LOWEST_PRECEDENCE);
     }
 
+    /**
+     * Sets what the startup failure says about why there is no {@link TransactionFencing} bean and
+     * what to do.
+     *
+     * @param reason the explanation, computed when the failure is reported
+     */
+    public void setMissingFencingReason(Supplier<String> reason) {
+        this.missingFencingReason = reason;
+    }
+
+    /**
+     * Sets whether a bean with {@code @Fenced} methods fails to be created when there is no {@link
+     * TransactionFencing} bean (the default), or is created and refuses every call.
+     *
+     * @param failWithoutFencing true to fail at startup
+     */
+    public void setFailWithoutFencing(boolean failWithoutFencing) {
+        this.failWithoutFencing = failWithoutFencing;
+    }
+
     @Override
     public void setBeanFactory(BeanFactory beanFactory) {
         super.setBeanFactory(beanFactory);
+        this.beanFactory = beanFactory;
         Supplier<TransactionFencing> lookup =
-                SingletonSupplier.of(() -> beanFactory.getBean(TransactionFencing.class));
-        this.fencing = lookup;
+                SingletonSupplier.of(
+                        () -> {
+                            TransactionFencing fencing =
+                                    beanFactory
+                                            .getBeanProvider(TransactionFencing.class)
+                                            .getIfAvailable();
+                            if (fencing == null) {
+                                throw new UnfencedTransactionException(
+                                        "redlease: there is no TransactionFencing bean, so a"
+                                                + " @Fenced transaction cannot be fenced and is"
+                                                + " not run. "
+                                                + missingFencingReason.get());
+                            }
+                            return fencing;
+                        });
         Pointcut pointcut =
                 new ComposablePointcut(new AnnotationMatchingPointcut(Fenced.class, true))
                         .union(new AnnotationMatchingPointcut(null, Fenced.class, true));
@@ -52,31 +99,72 @@ public class FencedAnnotationBeanPostProcessor
     @Override
     public Object postProcessAfterInitialization(Object bean, String beanName) {
         Class<?> type = AopUtils.getTargetClass(bean);
-        Supplier<TransactionFencing> lookup = fencing;
-        if (lookup != null && isEligible(type)) {
+        if (beanFactory != null && isEligible(type)) {
+            List<Method> fencedMethods = new ArrayList<>();
             ReflectionUtils.doWithMethods(
                     type,
                     method -> {
-                        Fenced fenced = FencedInterceptor.find(method, type);
-                        if (fenced != null
-                                && !fenced.value().isEmpty()
-                                && !Modifier.isStatic(method.getModifiers())) {
-                            try {
-                                lookup.get().checkElection(fenced.value());
-                            } catch (RuntimeException ex) {
-                                throw new BeanCreationException(
-                                        beanName,
-                                        "redlease: @Fenced(\""
-                                                + fenced.value()
-                                                + "\") on "
-                                                + method.toGenericString()
-                                                + " names an election that is not configured",
-                                        ex);
-                            }
+                        if (!Modifier.isStatic(method.getModifiers())
+                                && FencedInterceptor.find(method, type) != null) {
+                            fencedMethods.add(method);
                         }
                     },
                     ReflectionUtils.USER_DECLARED_METHODS);
+            if (!fencedMethods.isEmpty()) {
+                check(beanName, fencedMethods, type);
+            }
         }
         return super.postProcessAfterInitialization(bean, beanName);
+    }
+
+    private void check(String beanName, List<Method> methods, Class<?> type) {
+        BeanFactory factory = beanFactory;
+        boolean fencingDeclared =
+                factory instanceof ListableBeanFactory listable
+                        ? BeanFactoryUtils.beanNamesForTypeIncludingAncestors(
+                                                listable, TransactionFencing.class, true, false)
+                                        .length
+                                > 0
+                        : factory != null
+                                && factory.getBeanProvider(TransactionFencing.class)
+                                                .getIfAvailable()
+                                        != null;
+        if (!fencingDeclared) {
+            if (failWithoutFencing) {
+                throw new BeanCreationException(
+                        beanName,
+                        "redlease: @Fenced on "
+                                + describe(methods.get(0), type)
+                                + (methods.size() > 1
+                                        ? " (and " + (methods.size() - 1) + " more)"
+                                        : "")
+                                + " cannot be applied: there is no TransactionFencing bean, so"
+                                + " its transactions would commit unfenced. "
+                                + missingFencingReason.get());
+            }
+            return;
+        }
+        for (Method method : methods) {
+            Fenced fenced = FencedInterceptor.find(method, type);
+            if (fenced == null || fenced.value().isEmpty()) {
+                continue;
+            }
+            try {
+                factory.getBean(TransactionFencing.class).checkElection(fenced.value());
+            } catch (RuntimeException ex) {
+                throw new BeanCreationException(
+                        beanName,
+                        "redlease: @Fenced(\""
+                                + fenced.value()
+                                + "\") on "
+                                + method.toGenericString()
+                                + " names an election that is not configured",
+                        ex);
+            }
+        }
+    }
+
+    private static String describe(Method method, Class<?> type) {
+        return type.getName() + "." + method.getName() + "()";
     }
 }

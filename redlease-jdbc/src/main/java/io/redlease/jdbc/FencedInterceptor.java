@@ -25,7 +25,18 @@ final class FencedInterceptor implements MethodInterceptor {
                         ? AopUtils.getTargetClass(target)
                         : invocation.getMethod().getDeclaringClass();
         @Nullable Fenced fenced = find(invocation.getMethod(), type);
-        fencing.get().fence(fenced != null ? fenced.value() : "");
+        try {
+            fencing.get().fence(fenced != null ? fenced.value() : "");
+        } catch (UnfencedTransactionException ex) {
+            throw new UnfencedTransactionException(
+                    ex.getMessage()
+                            + " (@Fenced method "
+                            + type.getName()
+                            + "."
+                            + invocation.getMethod().getName()
+                            + ")",
+                    ex);
+        }
         return invocation.proceed();
     }
 

@@ -2,14 +2,13 @@ package io.redlease.jdbc;
 
 import io.redlease.core.LeadershipContext;
 import io.redlease.core.Term;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
-import org.springframework.core.Ordered;
 import org.springframework.jdbc.datasource.ConnectionHolder;
-import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.TransactionExecution;
+import org.springframework.transaction.TransactionStatus;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
@@ -17,19 +16,25 @@ import org.springframework.transaction.support.TransactionSynchronizationManager
  * the calling thread.
  *
  * <p>{@link #fence()} marks the transaction in progress as fenced by the term of an election that
- * {@link LeadershipContext} returns on this thread (in a {@code @LeaderOnly} method, a {@code
- * LeaderTask} or {@link Term#execute}, the term bound to the thread). Just before the transaction
- * commits, the term's token is stamped into the election's row of the {@link FenceTable} on the
- * transaction's own connection, and the row stays locked until the commit. If the row already holds
- * a newer token, the commit fails with {@link FencedOutException} and the transaction is rolled
- * back. So among the fenced transactions of an election, an older term's transaction never commits
- * after a newer term's transaction committed; whatever wrote through the transaction's connection
- * (JdbcClient, JdbcTemplate, JPA, jOOQ, MyBatis) commits or rolls back with it.
+ * is bound to the calling thread (a {@code @LeaderOnly} method, a {@code LeaderTask} or {@link
+ * Term#execute}). Just before the transaction commits — after every synchronization's before-commit
+ * and before-completion work and after a flush of the transaction (Hibernate's pending writes) —
+ * the {@link FencingTransactionListener} on its transaction manager stamps the term's token into
+ * the election's row of the {@link FenceTable} on the transaction's own connection, and the row
+ * stays locked until the commit. If the row already holds a newer token, the commit fails with
+ * {@link FencedOutException} and the transaction is rolled back. So among the fenced transactions
+ * of an election, an older term's transaction never commits after a newer term's transaction
+ * committed or after a newer term claimed the row ({@link FenceClaims}); whatever wrote through the
+ * transaction's connection (JdbcClient, JdbcTemplate, JPA, jOOQ, MyBatis) commits or rolls back
+ * with it.
  *
- * <p>If there is no term, no transaction, a read-only transaction, or a transaction that does not
- * hold a connection of this data source, {@link #fence()} throws {@link
- * UnfencedTransactionException}; call it before the transaction writes, and the work never runs
- * unfenced. {@code @Fenced} and the global setting call it for you.
+ * <p>{@link #fence()} throws {@link UnfencedTransactionException}, registering nothing, when there
+ * is no term bound to the thread, no transaction, a read-only transaction, a transaction whose
+ * manager has no {@link FencingTransactionListener} of this fencing, a transaction that holds no
+ * connection of the fenced data source that its manager bound (another data source's transaction,
+ * JTA), or a transaction that was already stamped (its commit has begun). Call it before the
+ * transaction writes, and the work never commits unfenced. {@code @Fenced} and the global setting
+ * call it for you.
  */
 public class TransactionFencing {
 
@@ -88,8 +93,7 @@ public class TransactionFencing {
      * @throws io.redlease.core.UnknownElectionException if there is no such election
      */
     public void fence(String electionId) {
-        LeadershipContext context =
-                electionId.isEmpty() ? leadership : leadership.election(electionId);
+        LeadershipContext context = context(electionId);
         String election = context.elector().name();
         if (!TransactionSynchronizationManager.isActualTransactionActive()
                 || !TransactionSynchronizationManager.isSynchronizationActive()) {
@@ -106,29 +110,29 @@ public class TransactionFencing {
                             + election
                             + "'");
         }
-        if (!(TransactionSynchronizationManager.getResource(table.dataSource())
-                instanceof ConnectionHolder)) {
+        FenceStamps stamps = bound();
+        if (stamps == null) {
             throw new UnfencedTransactionException(
-                    "redlease: the transaction in progress holds no connection of the fenced"
-                            + " DataSource, so its writes cannot be fenced by "
-                            + table.name()
-                            + "; run it with a DataSourceTransactionManager or JpaTransactionManager"
-                            + " on that DataSource (JTA is not supported)");
+                    "redlease: the transaction in progress was not begun by a transaction manager"
+                            + " of the fenced DataSource that has a FencingTransactionListener of "
+                            + this
+                            + ", so it cannot be stamped just before its commit. Run it with the"
+                            + " DataSourceTransactionManager or JpaTransactionManager of that"
+                            + " DataSource (Spring Boot adds the listener to every transaction"
+                            + " manager bean on it; otherwise call transactionManager.addListener("
+                            + "new FencingTransactionListener(transactionFencing))). JTA and"
+                            + " transaction managers of another DataSource cannot be fenced");
         }
-        Term term =
-                context.boundTerm()
-                        .orElseThrow(
-                                () ->
-                                        new UnfencedTransactionException(
-                                                "redlease: a fenced transaction needs a"
-                                                        + " leadership term of election '"
-                                                        + election
-                                                        + "' on its thread (a @LeaderOnly"
-                                                        + " method, a LeaderTask or"
-                                                        + " Term.execute), and none is bound"
-                                                        + " to this thread; the transaction"
-                                                        + " is not run"));
-        stamps().add(election, term.token());
+        checkConnection(stamps);
+        if (stamps.isStamping()) {
+            throw new UnfencedTransactionException(
+                    "redlease: the transaction in progress was already stamped (its commit has"
+                            + " begun), so a fence of election '"
+                            + election
+                            + "' asked for now would not be stamped; fence the transaction"
+                            + " before it commits, or run this work in a new transaction");
+        }
+        stamps.add(election, requireTerm(context).token());
     }
 
     /** Throws {@code UnknownElectionException} unless the election id is configured. */
@@ -136,99 +140,134 @@ public class TransactionFencing {
         leadership.election(electionId);
     }
 
-    private Stamps stamps() {
-        Object bound = TransactionSynchronizationManager.getResource(this);
-        if (bound instanceof Stamps stamps) {
-            return stamps;
+    /**
+     * Returns the term bound to the calling thread for an election.
+     *
+     * @throws UnfencedTransactionException if none is bound
+     */
+    Term requireTerm(String electionId) {
+        return requireTerm(context(electionId));
+    }
+
+    private Term requireTerm(LeadershipContext context) {
+        return context.boundTerm()
+                .orElseThrow(
+                        () ->
+                                new UnfencedTransactionException(
+                                        "redlease: a fenced transaction needs a leadership term"
+                                                + " of election '"
+                                                + context.elector().name()
+                                                + "' on its thread (a @LeaderOnly method, a"
+                                                + " LeaderTask or Term.execute), and none is bound"
+                                                + " to this thread; the transaction is not run"));
+    }
+
+    /** Returns the name of an election, by id. */
+    String electionName(String electionId) {
+        return context(electionId).elector().name();
+    }
+
+    private LeadershipContext context(String electionId) {
+        return electionId.isEmpty() ? leadership : leadership.election(electionId);
+    }
+
+    /**
+     * Binds the stamps of a transaction that just began on a transaction manager with the listener,
+     * with the connection it bound for the fenced data source; does nothing when they are bound
+     * already (a second listener of this fencing) or synchronization is off.
+     */
+    @Nullable FenceStamps begin() {
+        FenceStamps present = bound();
+        if (present != null || !TransactionSynchronizationManager.isSynchronizationActive()) {
+            return present;
         }
-        Stamps stamps = new Stamps();
+        @Nullable Object holder =
+                TransactionSynchronizationManager.getResource(table.transactionalDataSource());
+        FenceStamps stamps =
+                new FenceStamps(
+                        this, holder instanceof ConnectionHolder connection ? connection : null);
         TransactionSynchronizationManager.bindResource(this, stamps);
         TransactionSynchronizationManager.registerSynchronization(stamps);
         return stamps;
     }
 
+    /**
+     * Stamps the transaction's tokens just before it commits, after every synchronization's
+     * before-commit and before-completion work: first flushes the transaction (Hibernate writes its
+     * pending changes), then takes the fence row's lock.
+     */
+    void stampBeforeCommit(TransactionExecution transaction) {
+        FenceStamps stamps = bound();
+        if (stamps == null || stamps.isStamping()) {
+            return; // nothing to stamp, or another listener of this fencing stamped it
+        }
+        stamps.startStamping();
+        if (stamps.tokens().isEmpty()) {
+            return;
+        }
+        checkConnection(stamps);
+        if (transaction instanceof TransactionStatus status) {
+            status.flush();
+        }
+        for (Map.Entry<String, Long> entry : stamps.tokens().entrySet()) {
+            try {
+                table.stamp(entry.getKey(), entry.getValue());
+            } catch (FencedOutException ex) {
+                if (logger.isDebugEnabled()) {
+                    logger.debug(
+                            "Refused a fenced transaction of election '"
+                                    + ex.electionName()
+                                    + "': token "
+                                    + ex.token()
+                                    + " is older than "
+                                    + ex.newerToken()
+                                    + " in "
+                                    + table.name());
+                }
+                notify(() -> listener.onRefused(ex.electionName(), ex.token(), ex.newerToken()));
+                throw ex;
+            }
+        }
+        stamps.stamped();
+    }
+
+    /** Hears a committed fenced transaction. */
+    void committed(String election, long token) {
+        notify(() -> listener.onCommitted(election, token));
+    }
+
+    /** Throws unless the transaction still holds the connection its manager bound at begin. */
+    private void checkConnection(FenceStamps stamps) {
+        @Nullable ConnectionHolder holder = stamps.holder();
+        if (holder == null
+                || TransactionSynchronizationManager.getResource(table.transactionalDataSource())
+                        != holder) {
+            throw new UnfencedTransactionException(
+                    "redlease: the transaction in progress holds no connection of the fenced"
+                            + " DataSource that its transaction manager bound when it began, so"
+                            + " its writes cannot be fenced by "
+                            + table.name()
+                            + "; run it with a DataSourceTransactionManager or"
+                            + " JpaTransactionManager on that DataSource (JTA is not supported)");
+        }
+    }
+
+    private @Nullable FenceStamps bound() {
+        return TransactionSynchronizationManager.getResource(this) instanceof FenceStamps stamps
+                ? stamps
+                : null;
+    }
+
+    private void notify(Runnable call) {
+        try {
+            call.run();
+        } catch (RuntimeException ex) {
+            logger.warn("A FencedTransactionListener threw; ignored", ex);
+        }
+    }
+
     @Override
     public String toString() {
         return "TransactionFencing[" + table.name() + "]";
-    }
-
-    /** The elections and tokens a transaction is fenced by; stamps them before it commits. */
-    private final class Stamps implements TransactionSynchronization {
-
-        private final Map<String, Long> tokens = new LinkedHashMap<>();
-
-        private boolean stamped;
-
-        void add(String election, long token) {
-            @Nullable Long present = tokens.putIfAbsent(election, token);
-            if (present != null && present != token) {
-                throw new UnfencedTransactionException(
-                        "redlease: this transaction is already fenced by token "
-                                + present
-                                + " of election '"
-                                + election
-                                + "' and cannot be fenced by another term's token "
-                                + token);
-            }
-        }
-
-        @Override
-        public int getOrder() {
-            return Ordered.LOWEST_PRECEDENCE;
-        }
-
-        @Override
-        public void suspend() {
-            TransactionSynchronizationManager.unbindResource(TransactionFencing.this);
-        }
-
-        @Override
-        public void resume() {
-            TransactionSynchronizationManager.bindResource(TransactionFencing.this, this);
-        }
-
-        @Override
-        public void beforeCommit(boolean readOnly) {
-            for (Map.Entry<String, Long> entry : tokens.entrySet()) {
-                try {
-                    table.stamp(entry.getKey(), entry.getValue());
-                } catch (FencedOutException ex) {
-                    if (logger.isDebugEnabled()) {
-                        logger.debug(
-                                "Refused a fenced transaction of election '"
-                                        + ex.electionName()
-                                        + "': token "
-                                        + ex.token()
-                                        + " is older than "
-                                        + ex.newerToken()
-                                        + " in "
-                                        + table.name());
-                    }
-                    notify(
-                            () ->
-                                    listener.onRefused(
-                                            ex.electionName(), ex.token(), ex.newerToken()));
-                    throw ex;
-                }
-            }
-            stamped = true;
-        }
-
-        @Override
-        public void afterCompletion(int status) {
-            TransactionSynchronizationManager.unbindResourceIfPossible(TransactionFencing.this);
-            if (status == STATUS_COMMITTED && stamped) {
-                tokens.forEach(
-                        (election, token) -> notify(() -> listener.onCommitted(election, token)));
-            }
-        }
-
-        private void notify(Runnable call) {
-            try {
-                call.run();
-            } catch (RuntimeException ex) {
-                logger.warn("A FencedTransactionListener threw; ignored", ex);
-            }
-        }
     }
 }

@@ -4,9 +4,10 @@ import org.springframework.transaction.TransactionUsageException;
 
 /**
  * Thrown when a transaction that must be fenced cannot be: no leadership term for the election on
- * the calling thread, no transaction, a read-only transaction, or a transaction that does not hold
- * a connection of the fenced {@code DataSource}. It is thrown before the transaction's work runs,
- * so nothing is written unfenced.
+ * the calling thread, no transaction, a read-only transaction, a transaction whose manager cannot
+ * stamp it (no {@link FencingTransactionListener}, another data source, JTA), a transaction whose
+ * commit has begun, or no fencing in place at all. It is thrown before the transaction's work runs
+ * or, at the latest, instead of its commit, so nothing is committed unfenced.
  */
 public class UnfencedTransactionException extends TransactionUsageException {
 
@@ -19,5 +20,15 @@ public class UnfencedTransactionException extends TransactionUsageException {
      */
     public UnfencedTransactionException(String message) {
         super(message);
+    }
+
+    /**
+     * Creates the exception with a cause.
+     *
+     * @param message what is missing and how to fix it
+     * @param cause the refusal this one adds context to
+     */
+    public UnfencedTransactionException(String message, Throwable cause) {
+        super(message, cause);
     }
 }

@@ -128,4 +128,66 @@ class FenceSchemaTests {
         assertThat(new FenceTable(dataSource, "jobs.redlease_fence").name())
                 .isEqualTo("jobs.redlease_fence");
     }
+
+    @Test
+    void aDollarSignInTheTableNameIsKeptInTheScript() {
+        assertThat(FenceSchema.script("h2", "rl_fence$1")).contains("CREATE TABLE rl_fence$1 (");
+        DataSource dataSource = Database.H2.dataSource();
+        FenceSchema schema = new FenceSchema(new FenceTable(dataSource, "rl_fence$2"), "h2");
+        schema.create();
+        assertThat(schema.exists()).isTrue();
+    }
+
+    @Test
+    void anUnsupportedDatabaseWhoseTableExistsNeedsNoPlatform() {
+        DataSource h2 = Database.H2.dataSource();
+        FenceTable onH2 = new FenceTable(h2, Database.uniqueName("rl_unsupported"));
+        new FenceSchema(onH2, "h2").create();
+        DataSource derby = Databases.reportingProduct(h2, "Apache Derby");
+        FenceSchema schema = new FenceSchema(new FenceTable(derby, onH2.name()));
+        schema.verify();
+        assertThat(schema.exists()).isTrue();
+        assertThatExceptionOfType(IllegalStateException.class)
+                .isThrownBy(schema::platform)
+                .withMessageContaining("no fence table script for the database 'Apache Derby'");
+    }
+
+    /**
+     * Two instances start together with {@code initialize-schema=always}: the other one's {@code
+     * CREATE TABLE} is in flight (not yet committed: PostgreSQL's DDL is transactional) when this
+     * one finds no table and runs its own, which waits for the other's and then fails as a
+     * duplicate. Creation must still succeed.
+     */
+    @Test
+    void creatingTheTableConcurrentlyWithAnotherInstanceSucceeds() throws Exception {
+        DataSource dataSource = Database.POSTGRESQL.dataSource();
+        String name = Database.uniqueName("rl_concurrent");
+        FenceTable table = new FenceTable(dataSource, name);
+        JdbcTemplate jdbc = new JdbcTemplate(dataSource);
+        try (java.sql.Connection other = dataSource.getConnection()) {
+            other.setAutoCommit(false);
+            try (java.sql.Statement ddl = other.createStatement()) {
+                ddl.execute(FenceSchema.script("postgresql", name).replaceAll("(?m)^--.*$", ""));
+            }
+            java.util.concurrent.CompletableFuture<Void> mine =
+                    java.util.concurrent.CompletableFuture.runAsync(
+                            () -> new FenceSchema(table).create());
+            org.awaitility.Awaitility.await()
+                    .atMost(java.time.Duration.ofSeconds(20))
+                    .until(
+                            () ->
+                                    jdbc.queryForObject(
+                                                    "SELECT count(*) FROM pg_stat_activity"
+                                                            + " WHERE wait_event_type = 'Lock'"
+                                                            + " AND query LIKE ?",
+                                                    Integer.class,
+                                                    "CREATE TABLE " + name + "%")
+                                            == 1);
+            other.commit();
+            mine.get(20, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(new FenceSchema(table).exists()).isTrue();
+        } finally {
+            jdbc.execute("DROP TABLE IF EXISTS " + name);
+        }
+    }
 }

@@ -8,11 +8,14 @@ import io.redlease.core.LeadershipContext;
 import io.redlease.core.annotation.LeaderOnly;
 import io.redlease.core.annotation.LeaderOnlyAnnotationBeanPostProcessor;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.BeanCreationException;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -21,6 +24,8 @@ import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.transaction.PlatformTransactionManager;
 import org.springframework.transaction.annotation.EnableTransactionManagement;
 import org.springframework.transaction.annotation.Transactional;
+import org.springframework.transaction.event.TransactionPhase;
+import org.springframework.transaction.event.TransactionalEventListener;
 
 /**
  * {@link Fenced} in a Spring context next to {@code @Transactional} and {@code @LeaderOnly}, on H2
@@ -94,6 +99,18 @@ class FencedAnnotationTests {
         }
     }
 
+    @Test
+    void anAfterCommitListenerCallingAFencedMethodThatJoinsTheCommittedTransactionIsRefused() {
+        long token = leadership.lead().token();
+        Jobs jobs = context.getBean(Jobs.class);
+        jobs.settleAndAnnounce("announced");
+        AfterCommit listener = context.getBean(AfterCommit.class);
+        assertThat(listener.failures)
+                .singleElement()
+                .isInstanceOf(UnfencedTransactionException.class);
+        assertThat(jobs.rows()).containsExactly("announced:" + token);
+    }
+
     @Configuration(proxyBeanMethods = false)
     @EnableTransactionManagement
     static class Config {
@@ -114,8 +131,11 @@ class FencedAnnotationTests {
         }
 
         @Bean
-        PlatformTransactionManager transactionManager(DataSource dataSource) {
-            return new DataSourceTransactionManager(dataSource);
+        PlatformTransactionManager transactionManager(
+                DataSource dataSource, ObjectProvider<TransactionFencing> fencing) {
+            DataSourceTransactionManager manager = new DataSourceTransactionManager(dataSource);
+            manager.addListener(new FencingTransactionListener(fencing.getObject()));
+            return manager;
         }
 
         @Bean
@@ -141,8 +161,16 @@ class FencedAnnotationTests {
         }
 
         @Bean
-        Jobs jobs(DataSource dataSource, LeadershipContext leadership) {
-            return new Jobs(JdbcClient.create(dataSource), leadership);
+        Jobs jobs(
+                DataSource dataSource,
+                LeadershipContext leadership,
+                ApplicationEventPublisher events) {
+            return new Jobs(JdbcClient.create(dataSource), leadership, events);
+        }
+
+        @Bean
+        AfterCommit afterCommit(ObjectProvider<Jobs> jobs) {
+            return new AfterCommit(jobs);
         }
     }
 
@@ -153,9 +181,12 @@ class FencedAnnotationTests {
 
         private final LeadershipContext leadership;
 
-        Jobs(JdbcClient jdbc, LeadershipContext leadership) {
+        private final ApplicationEventPublisher events;
+
+        Jobs(JdbcClient jdbc, LeadershipContext leadership, ApplicationEventPublisher events) {
             this.jdbc = jdbc;
             this.leadership = leadership;
+            this.events = events;
             jdbc.sql("CREATE TABLE jobs (entry VARCHAR(100) PRIMARY KEY)").update();
         }
 
@@ -173,6 +204,14 @@ class FencedAnnotationTests {
         }
 
         @LeaderOnly
+        @Transactional
+        @Fenced
+        public void settleAndAnnounce(String id) {
+            write(id);
+            events.publishEvent(new Settled(id));
+        }
+
+        @LeaderOnly
         @Fenced
         public void leaderWithoutTransaction(String id) {
             write(id);
@@ -186,6 +225,30 @@ class FencedAnnotationTests {
 
         public List<String> rows() {
             return jdbc.sql("SELECT entry FROM jobs").query(String.class).list();
+        }
+    }
+
+    /** Published by a fenced transaction. */
+    record Settled(String id) {}
+
+    /** After the commit, calls a fenced method that joins the finished transaction. */
+    public static class AfterCommit {
+
+        final List<Throwable> failures = new CopyOnWriteArrayList<>();
+
+        private final ObjectProvider<Jobs> jobs;
+
+        AfterCommit(ObjectProvider<Jobs> jobs) {
+            this.jobs = jobs;
+        }
+
+        @TransactionalEventListener(phase = TransactionPhase.AFTER_COMMIT)
+        public void onSettled(Settled settled) {
+            try {
+                jobs.getObject().fencedOnly(settled.id() + "-late");
+            } catch (RuntimeException ex) {
+                failures.add(ex);
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 package io.redlease.jdbc;
 
 import io.redlease.core.Term;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
@@ -8,9 +9,12 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
+import org.jspecify.annotations.Nullable;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.core.simple.JdbcClient;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.TransactionExecution;
+import org.springframework.transaction.TransactionExecutionListener;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /**
@@ -41,7 +45,21 @@ final class Fixture implements AutoCloseable {
 
     final List<String> outcomes = new CopyOnWriteArrayList<>();
 
+    /** Run on the committing thread right after its transaction's stamp, once, when set. */
+    final ThreadLocal<Runnable> afterStamp = new ThreadLocal<>();
+
+    /** The claims of newly elected terms, when the fixture makes them; else null. */
+    final @Nullable FenceClaims claims;
+
     Fixture(Database database) {
+        this(database, false);
+    }
+
+    /**
+     * A fixture whose elector claims the fence row of each newly elected term (with a one-second
+     * claim timeout) when {@code claims} is true.
+     */
+    Fixture(Database database, boolean claims) {
         this.database = database;
         this.dataSource = database.dataSource();
         this.fence = new FenceTable(dataSource, Database.uniqueName("rl_fence"));
@@ -58,7 +76,22 @@ final class Fixture implements AutoCloseable {
         this.jdbc = JdbcClient.create(dataSource);
         this.transactionManager = new DataSourceTransactionManager(dataSource);
         this.tx = new TransactionTemplate(transactionManager);
-        this.leadership = new Leadership("jdbc-fence");
+        this.claims =
+                claims
+                        ? new FenceClaims(
+                                List.of(fence),
+                                Duration.ofSeconds(1),
+                                new FencedTransactionListener() {
+                                    @Override
+                                    public void onClaimed(String election, long token, String t) {
+                                        outcomes.add("claimed " + election + " " + token);
+                                    }
+                                })
+                        : null;
+        this.leadership =
+                this.claims == null
+                        ? new Leadership("jdbc-fence")
+                        : new Leadership("jdbc-fence", this.claims::observer);
         // as the Boot auto-configuration does at startup for every election
         fence.addRow(leadership.name());
         this.fencing =
@@ -76,6 +109,19 @@ final class Fixture implements AutoCloseable {
                                 outcomes.add("refused " + electionName + " " + token + " " + newer);
                             }
                         });
+        // as the Boot auto-configuration does for every transaction manager of the DataSource
+        transactionManager.addListener(new FencingTransactionListener(fencing));
+        transactionManager.addListener(
+                new TransactionExecutionListener() {
+                    @Override
+                    public void beforeCommit(TransactionExecution transaction) {
+                        Runnable hook = afterStamp.get();
+                        if (hook != null && transaction.isNewTransaction()) {
+                            afterStamp.remove();
+                            hook.run();
+                        }
+                    }
+                });
     }
 
     /** Writes an order and its ledger entry, two tables, in the transaction in progress. */
@@ -155,6 +201,9 @@ final class Fixture implements AutoCloseable {
     @Override
     public void close() {
         leadership.close();
+        if (claims != null) {
+            claims.close();
+        }
         JdbcTemplate ddl = new JdbcTemplate(dataSource);
         for (String table : List.of(orders, ledger, fence.name())) {
             ddl.execute("DROP TABLE " + table);

@@ -44,8 +44,10 @@ public final class PausedLeaderMain {
                 new TransactionFencing(
                         new FenceTable(dataSource, args[5]),
                         new LeadershipContext(Elections.of(elector)));
-        TransactionTemplate tx =
-                new TransactionTemplate(new DataSourceTransactionManager(dataSource));
+        DataSourceTransactionManager transactionManager =
+                new DataSourceTransactionManager(dataSource);
+        transactionManager.addListener(new FencingTransactionListener(fencing));
+        TransactionTemplate tx = new TransactionTemplate(transactionManager);
         JdbcClient jdbc = JdbcClient.create(dataSource);
         BufferedReader in =
                 new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));

@@ -21,6 +21,8 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * A leader in a child JVM is frozen with SIGSTOP in the middle of a fenced transaction, past its
@@ -55,21 +57,25 @@ class PausedLeaderTests {
                 // The child cannot renew while frozen; the successor wins once its lease lapses.
                 Term term = successor.lead();
                 assertThat(term.token()).isGreaterThan(childToken);
+                TransactionFencing fencing = new TransactionFencing(f.fence, successor.context);
+                DataSourceTransactionManager manager =
+                        new DataSourceTransactionManager(f.dataSource);
+                manager.addListener(new FencingTransactionListener(fencing));
                 Fixture.inTerm(
                         term,
                         () ->
-                                f.tx.execute(
-                                        status -> {
-                                            new TransactionFencing(f.fence, successor.context)
-                                                    .fence();
-                                            f.jdbc.sql(
-                                                            "INSERT INTO "
-                                                                    + f.orders
-                                                                    + " (id, token) VALUES (?, ?)")
-                                                    .params("successor", term.token())
-                                                    .update();
-                                            return null;
-                                        }));
+                                new TransactionTemplate(manager)
+                                        .execute(
+                                                status -> {
+                                                    fencing.fence();
+                                                    f.jdbc.sql(
+                                                                    "INSERT INTO "
+                                                                            + f.orders
+                                                                            + " (id, token) VALUES (?, ?)")
+                                                            .params("successor", term.token())
+                                                            .update();
+                                                    return null;
+                                                }));
 
                 signal(child, "CONT");
                 OutputStream stdin = child.getOutputStream();
@@ -81,6 +87,63 @@ class PausedLeaderTests {
                         .isEqualTo("REFUSED " + childToken + " " + term.token());
                 assertThat(f.orderIds()).containsExactly("successor");
                 assertThat(f.fence.token(name)).hasValue(term.token());
+            } finally {
+                child.destroyForcibly();
+                child.waitFor(10, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    /**
+     * The issue's scenario with a real freeze: the leader is frozen mid-transaction past its lease;
+     * the successor is elected and commits nothing; the leader is continued and tries to commit.
+     * The successor's election claimed the fence row, so the old transaction is refused.
+     */
+    @ParameterizedTest
+    @EnumSource(
+            value = Database.class,
+            names = {"POSTGRESQL", "MARIADB"})
+    void pausedLeaderResumedAfterItsSuccessorsElectionIsRefusedBeforeTheSuccessorCommits(
+            Database database) throws Exception {
+        try (Fixture f = new Fixture(database)) {
+            RedisServer redis = RedisServers.shared();
+            String name = "paused-" + Long.toHexString(System.nanoTime());
+            f.fence.addRow(name);
+            Process child = startChild(redis, name, database, f);
+            BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+            List<String> output = new ArrayList<>();
+            Thread reader = new Thread(() -> read(child, lines, output), "paused-leader-output");
+            reader.setDaemon(true);
+            reader.start();
+            try (FenceClaims claims =
+                            new FenceClaims(
+                                    List.of(f.fence),
+                                    Duration.ofSeconds(1),
+                                    new FencedTransactionListener() {});
+                    Leadership successor = new Leadership(redis, name, claims::observer)) {
+                String wrote = lines.poll(60, TimeUnit.SECONDS);
+                assertThat(wrote).as("child output %s", output).startsWith("WROTE ");
+                long childToken = Long.parseLong(wrote.substring("WROTE ".length()));
+
+                signal(child, "STOP");
+                await().atMost(Duration.ofSeconds(5)).until(() -> state(child) == 'T');
+                Term term = successor.lead();
+                assertThat(term.token()).isGreaterThan(childToken);
+                // the successor's election claimed the row; it commits nothing
+                await().atMost(Duration.ofSeconds(20))
+                        .until(() -> f.fence.token(name).orElse(0) >= term.token());
+                long claimed = f.fence.token(name).orElseThrow();
+
+                signal(child, "CONT");
+                OutputStream stdin = child.getOutputStream();
+                stdin.write("commit\n".getBytes(StandardCharsets.UTF_8));
+                stdin.flush();
+                String outcome = lines.poll(60, TimeUnit.SECONDS);
+                assertThat(outcome)
+                        .as("child output %s", output)
+                        .isEqualTo("REFUSED " + childToken + " " + claimed);
+                assertThat(f.orderIds()).isEmpty();
+                assertThat(f.fence.token(name)).hasValue(claimed);
             } finally {
                 child.destroyForcibly();
                 child.waitFor(10, TimeUnit.SECONDS);

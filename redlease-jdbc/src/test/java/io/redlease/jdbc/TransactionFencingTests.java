@@ -22,7 +22,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.slf4j.LoggerFactory;
-import org.springframework.core.Ordered;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
 import org.springframework.transaction.support.TransactionTemplate;
@@ -141,6 +140,7 @@ class TransactionFencingTests {
                                                 f.fencing.fence();
                                                 f.writeOrder("older", older.token());
                                                 holdAfterStamp(
+                                                        f,
                                                         olderStamped,
                                                         releaseOlder,
                                                         commits,
@@ -223,6 +223,7 @@ class TransactionFencingTests {
                                                                 f.writeOrder(
                                                                         "newer", newer.token());
                                                                 holdAfterStamp(
+                                                                        f,
                                                                         newerStamped,
                                                                         releaseNewer,
                                                                         commits,
@@ -366,8 +367,7 @@ class TransactionFencingTests {
     @EnumSource(value = Database.class, names = "H2")
     void globalListenerRollsBackATransactionWithoutATermBeforeItsWorkRuns(Database database) {
         try (Fixture f = new Fixture(database)) {
-            f.transactionManager.addListener(
-                    new FencingTransactionListener(f.fencing, f.transactionManager, ""));
+            f.transactionManager.addListener(new FencingTransactionListener(f.fencing, ""));
             AtomicBoolean ran = new AtomicBoolean();
             assertThatExceptionOfType(UnfencedTransactionException.class)
                     .isThrownBy(
@@ -400,51 +400,269 @@ class TransactionFencingTests {
         }
     }
 
+    /**
+     * A {@code BEFORE_COMMIT} listener that calls a fenced method joining the transaction: the
+     * fence it asks for during the commit phase is stamped before the commit.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Database.class, names = "H2")
+    void aFenceAskedForDuringTheCommitPhaseIsStampedBeforeTheCommit(Database database) {
+        try (Fixture f = new Fixture(database)) {
+            Term term = f.leadership.lead();
+            inTerm(
+                    term,
+                    () ->
+                            f.tx.execute(
+                                    status -> {
+                                        f.writeOrder("unfenced-until-commit", term.token());
+                                        TransactionSynchronizationManager.registerSynchronization(
+                                                new TransactionSynchronization() {
+                                                    @Override
+                                                    public void beforeCommit(boolean readOnly) {
+                                                        f.fencing.fence();
+                                                        f.writeOrder("at-commit", term.token());
+                                                    }
+                                                });
+                                        return null;
+                                    }));
+            assertThat(f.orderIds()).containsExactly("at-commit", "unfenced-until-commit");
+            assertThat(f.fenceToken()).isEqualTo(term.token());
+            assertThat(f.stamps()).isEqualTo(1);
+        }
+    }
+
+    /** After the stamp (here: after the commit), asking for the fence is refused. */
+    @ParameterizedTest
+    @EnumSource(value = Database.class, names = "H2")
+    void aFenceAskedForAfterTheStampIsRefused(Database database) {
+        try (Fixture f = new Fixture(database)) {
+            Term term = f.leadership.lead();
+            List<Throwable> refused = new CopyOnWriteArrayList<>();
+            inTerm(
+                    term,
+                    () ->
+                            f.tx.execute(
+                                    status -> {
+                                        f.fencing.fence();
+                                        TransactionSynchronizationManager.registerSynchronization(
+                                                new TransactionSynchronization() {
+                                                    @Override
+                                                    public void afterCommit() {
+                                                        try {
+                                                            f.fencing.fence();
+                                                        } catch (RuntimeException ex) {
+                                                            refused.add(ex);
+                                                        }
+                                                    }
+                                                });
+                                        return null;
+                                    }));
+            assertThat(refused)
+                    .singleElement()
+                    .isInstanceOf(UnfencedTransactionException.class)
+                    .extracting(Throwable::getMessage)
+                    .asString()
+                    .contains("already stamped");
+        }
+    }
+
+    /**
+     * Inside a transaction of another data source's transaction manager, a connection of the fenced
+     * data source that JdbcClient bound to the thread runs in auto-commit: it is no transaction to
+     * fence.
+     */
+    @ParameterizedTest
+    @EnumSource(value = Database.class, names = "H2")
+    void aConnectionBoundOutsideATransactionOfTheFencedDataSourceIsRefused(Database database) {
+        try (Fixture f = new Fixture(database)) {
+            Term term = f.leadership.lead();
+            TransactionTemplate otherTx =
+                    new TransactionTemplate(
+                            new org.springframework.jdbc.datasource.DataSourceTransactionManager(
+                                    Database.H2.dataSource()));
+            assertThatExceptionOfType(UnfencedTransactionException.class)
+                    .isThrownBy(
+                            () ->
+                                    inTerm(
+                                            term,
+                                            () ->
+                                                    otherTx.execute(
+                                                            status -> {
+                                                                f.orderIds();
+                                                                f.fencing.fence();
+                                                                f.writeOrder(
+                                                                        "autocommitted",
+                                                                        term.token());
+                                                                return null;
+                                                            })));
+            assertThat(f.orderIds()).isEmpty();
+        }
+    }
+
+    /**
+     * The issue's scenario: a leader is frozen in the middle of a transaction; it resumes after its
+     * successor was elected but before the successor's first fenced commit. The successor's
+     * election claimed the fence row, so the old transaction is refused.
+     */
+    @ParameterizedTest
+    @EnumSource(Database.class)
+    void aTransactionOfAnOlderTermIsRefusedOnceANewerTermIsElected(Database database) {
+        try (Fixture f = new Fixture(database, true)) {
+            Term older = f.leadership.lead();
+            CountDownLatch wrote = new CountDownLatch(1);
+            CountDownLatch resume = new CountDownLatch(1);
+            CompletableFuture<Object> frozen =
+                    Fixture.laterInTerm(
+                            older,
+                            new CountDownLatch(0),
+                            () ->
+                                    f.tx.execute(
+                                            status -> {
+                                                f.fencing.fence();
+                                                f.writeOrder("frozen", older.token());
+                                                wrote.countDown();
+                                                awaitLatch(resume);
+                                                return null;
+                                            }));
+            awaitLatch(wrote);
+            Term newer = f.leadership.next(older);
+            // no transaction of the newer term ran; its election alone claimed the row (or a
+            // later term's did, if the newer term ended meanwhile on a busy machine)
+            await().atMost(Duration.ofSeconds(20)).until(() -> f.fenceToken() >= newer.token());
+            resume.countDown();
+            assertThatExceptionOfType(ExecutionException.class)
+                    .isThrownBy(() -> frozen.get(20, TimeUnit.SECONDS))
+                    .havingCause()
+                    .isInstanceOfSatisfying(
+                            FencedOutException.class,
+                            ex -> {
+                                assertThat(ex.token()).isEqualTo(older.token());
+                                assertThat(ex.newerToken()).isGreaterThanOrEqualTo(newer.token());
+                            });
+            assertThat(f.orderIds()).isEmpty();
+            assertThat(f.stamps()).isZero();
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Database.class, names = "H2")
+    void globalListenerRefusesANewInnerTransactionWithoutATermBeforeItBegins(Database database) {
+        try (Fixture f = new Fixture(database)) {
+            f.transactionManager.addListener(new FencingTransactionListener(f.fencing, ""));
+            TransactionTemplate readOnly = new TransactionTemplate(f.transactionManager);
+            readOnly.setReadOnly(true);
+            TransactionTemplate requiresNew = new TransactionTemplate(f.transactionManager);
+            requiresNew.setPropagationBehavior(
+                    org.springframework.transaction.TransactionDefinition.PROPAGATION_REQUIRES_NEW);
+            AtomicBoolean ran = new AtomicBoolean();
+            List<String> read =
+                    readOnly.execute(
+                            status -> {
+                                assertThatExceptionOfType(UnfencedTransactionException.class)
+                                        .isThrownBy(
+                                                () ->
+                                                        requiresNew.execute(
+                                                                inner -> {
+                                                                    ran.set(true);
+                                                                    return null;
+                                                                }))
+                                        .withMessageContaining("needs a leadership term");
+                                // the outer transaction goes on
+                                return f.orderIds();
+                            });
+            assertThat(read).isEmpty();
+            assertThat(ran).isFalse();
+            assertThat(TransactionSynchronizationManager.getResourceMap()).isEmpty();
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Database.class, names = "H2")
+    void aTransactionManagerWithoutTheListenerIsRefused(Database database) {
+        try (Fixture f = new Fixture(database)) {
+            Term term = f.leadership.lead();
+            TransactionTemplate plain =
+                    new TransactionTemplate(
+                            new org.springframework.jdbc.datasource.DataSourceTransactionManager(
+                                    f.dataSource));
+            assertThatExceptionOfType(UnfencedTransactionException.class)
+                    .isThrownBy(
+                            () ->
+                                    inTerm(
+                                            term,
+                                            () ->
+                                                    plain.execute(
+                                                            status -> {
+                                                                f.fencing.fence();
+                                                                f.writeOrder("x", term.token());
+                                                                return null;
+                                                            })))
+                    .withMessageContaining("FencingTransactionListener");
+            assertThat(f.orderIds()).isEmpty();
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = Database.class, names = "H2")
+    void aNestedFencedCallJoinsTheOuterStampAndARolledBackSavepointKeepsItFenced(
+            Database database) {
+        try (Fixture f = new Fixture(database)) {
+            Term term = f.leadership.lead();
+            TransactionTemplate nested = new TransactionTemplate(f.transactionManager);
+            nested.setPropagationBehavior(
+                    org.springframework.transaction.TransactionDefinition.PROPAGATION_NESTED);
+            inTerm(
+                    term,
+                    () ->
+                            f.tx.execute(
+                                    status -> {
+                                        f.fencing.fence();
+                                        f.writeOrder("outer", term.token());
+                                        nested.executeWithoutResult(
+                                                inner -> {
+                                                    f.fencing.fence();
+                                                    f.writeOrder("rolled-back", term.token());
+                                                    inner.setRollbackOnly();
+                                                });
+                                        nested.executeWithoutResult(
+                                                inner -> {
+                                                    f.fencing.fence();
+                                                    f.writeOrder("inner", term.token());
+                                                });
+                                        return null;
+                                    }));
+            assertThat(f.orderIds()).containsExactly("inner", "outer");
+            assertThat(f.stamps()).isEqualTo(1);
+            assertThat(f.fenceToken()).isEqualTo(term.token());
+        }
+    }
+
     private static Object stampOnly(Fixture f) {
         f.fencing.fence();
         return null;
     }
 
     /**
-     * After the fence's stamp (registered earlier, same order, so it runs first), signals and
-     * waits, holding the fence row's lock, then records the commit.
+     * After the fence's stamp (the fixture's hook runs in a transaction listener after the fencing
+     * listener), signals and waits, holding the fence row's lock, then records the commit.
      */
     private static void holdAfterStamp(
-            CountDownLatch stamped, CountDownLatch release, List<Long> commits, long token) {
-        TransactionSynchronizationManager.registerSynchronization(
-                new TransactionSynchronization() {
-                    @Override
-                    public int getOrder() {
-                        return Ordered.LOWEST_PRECEDENCE;
-                    }
-
-                    @Override
-                    public void beforeCommit(boolean readOnly) {
-                        stamped.countDown();
-                        awaitLatch(release);
-                    }
-
-                    @Override
-                    public void afterCommit() {
-                        commits.add(token);
-                    }
+            Fixture f,
+            CountDownLatch stamped,
+            CountDownLatch release,
+            List<Long> commits,
+            long token) {
+        f.afterStamp.set(
+                () -> {
+                    stamped.countDown();
+                    awaitLatch(release);
                 });
+        recordCommit(commits, token);
     }
 
     /** Reads the fence row's stamp count in the transaction, after its own stamp. */
     private static void readStampsAfterStamp(Fixture f, AtomicLong seen) {
-        TransactionSynchronizationManager.registerSynchronization(
-                new TransactionSynchronization() {
-                    @Override
-                    public int getOrder() {
-                        return Ordered.LOWEST_PRECEDENCE;
-                    }
-
-                    @Override
-                    public void beforeCommit(boolean readOnly) {
-                        seen.set(f.stamps());
-                    }
-                });
+        f.afterStamp.set(() -> seen.set(f.stamps()));
     }
 
     private static void recordCommit(List<Long> commits, long token) {

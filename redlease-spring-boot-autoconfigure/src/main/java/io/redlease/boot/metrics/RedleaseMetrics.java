@@ -17,6 +17,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Micrometer meters for redlease elections, fed by an {@link Observer} per election.
@@ -35,6 +36,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *       rejected) and tag {@value #TAG_STORE}: {@value #STORE_REDIS} for writes through the {@code
  *       Fencer}, {@value #STORE_JDBC} for fenced JDBC transactions (registered once {@link
  *       #fencedWrite} reports the store);
+ *   <li>{@value #FENCE_CLAIMS}: counter of a newly elected term's claims of its row in a fence
+ *       table, tag {@value #TAG_RESULT} (claimed, failed: an attempt that failed and is retried),
+ *       registered once {@link #registerFenceClaims} or {@link #fenceClaim} names the election;
  *   <li>{@value #REDIS_CALLS}: timer of Redis calls, tag {@value #TAG_OPERATION} (acquire, renew,
  *       release: the engine's round trips, with tag {@value #TAG_OUTCOME} success or failure, a
  *       call the engine stopped waiting for counting as a failure; fenced-write: writes through the
@@ -58,6 +62,9 @@ public final class RedleaseMetrics implements MeterBinder {
 
     /** Counter: fenced writes, by result. */
     public static final String FENCE_WRITES = "redlease.fence.writes";
+
+    /** Counter: claims of fence table rows by newly elected terms, by result. */
+    public static final String FENCE_CLAIMS = "redlease.fence.claims";
 
     /** Timer: Redis calls of the election, by operation and outcome. */
     public static final String REDIS_CALLS = "redlease.redis.calls";
@@ -126,6 +133,31 @@ public final class RedleaseMetrics implements MeterBinder {
         store(electionName, store);
     }
 
+    /**
+     * Counts a newly elected term's claim of its row in a fence table: claimed, or an attempt that
+     * failed and is retried.
+     *
+     * @param electionName the election name
+     * @param claimed whether the claim succeeded
+     */
+    public void fenceClaim(String electionName, boolean claimed) {
+        FenceCounts counts = claims(electionName);
+        (claimed ? counts.applied : counts.rejected).incrementAndGet();
+    }
+
+    /**
+     * Registers the {@value #FENCE_CLAIMS} counters of an election, at zero.
+     *
+     * @param electionName the election name
+     */
+    public void registerFenceClaims(String electionName) {
+        claims(electionName);
+    }
+
+    private FenceCounts claims(String electionName) {
+        return elections.computeIfAbsent(electionName, ElectionMeters::new).claims(registries);
+    }
+
     private FenceCounts store(String electionName, String store) {
         return elections
                 .computeIfAbsent(electionName, ElectionMeters::new)
@@ -162,6 +194,8 @@ public final class RedleaseMetrics implements MeterBinder {
 
         private final Map<String, FenceCounts> stores = new ConcurrentHashMap<>();
 
+        private volatile @Nullable FenceCounts claims;
+
         /** Per registry, the timers by operation and outcome, e.g. {@code renew/success}. */
         private final List<Map<String, Timer>> timers = new CopyOnWriteArrayList<>();
 
@@ -185,6 +219,27 @@ public final class RedleaseMetrics implements MeterBinder {
                 }
             }
             return counts;
+        }
+
+        synchronized FenceCounts claims(List<MeterRegistry> registries) {
+            FenceCounts counts = claims;
+            if (counts == null) {
+                counts = new FenceCounts();
+                claims = counts;
+                for (MeterRegistry registry : registries) {
+                    registerClaims(registry, counts);
+                }
+            }
+            return counts;
+        }
+
+        private void registerClaims(MeterRegistry registry, FenceCounts counts) {
+            counter(registry, FENCE_CLAIMS, counts.applied, "Fence row claims", "claims")
+                    .tag(TAG_RESULT, "claimed")
+                    .register(registry);
+            counter(registry, FENCE_CLAIMS, counts.rejected, "Fence row claims", "claims")
+                    .tag(TAG_RESULT, "failed")
+                    .register(registry);
         }
 
         private void registerFenceWrites(MeterRegistry registry, String store, FenceCounts counts) {
@@ -221,6 +276,10 @@ public final class RedleaseMetrics implements MeterBinder {
                                     .tag(TAG_OPERATION, operation.name().toLowerCase(Locale.ROOT))
                                     .register(registry));
             stores.forEach((store, counts) -> registerFenceWrites(registry, store, counts));
+            FenceCounts claimCounts = claims;
+            if (claimCounts != null) {
+                registerClaims(registry, claimCounts);
+            }
             Map<String, Timer> byCall = new HashMap<>();
             for (String operation : List.of("acquire", "renew", "release")) {
                 for (String outcome : List.of("success", "failure")) {

@@ -1,6 +1,8 @@
 package io.redlease.boot.autoconfigure.jdbc;
 
+import io.redlease.jdbc.FenceClaims;
 import io.redlease.jdbc.FenceTable;
+import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.sql.init.DatabaseInitializationMode;
@@ -35,6 +37,12 @@ public class RedleaseJdbcProperties {
      * main election.
      */
     private String election = "";
+
+    /**
+     * How long a newly elected term's claim of the fence row waits for the row's lock before it is
+     * retried (whole seconds, at least 1s).
+     */
+    private Duration claimTimeout = FenceClaims.DEFAULT_TIMEOUT;
 
     public DatabaseInitializationMode getInitializeSchema() {
         return initializeSchema;
@@ -74,5 +82,13 @@ public class RedleaseJdbcProperties {
 
     public void setElection(String election) {
         this.election = election;
+    }
+
+    public Duration getClaimTimeout() {
+        return claimTimeout;
+    }
+
+    public void setClaimTimeout(Duration claimTimeout) {
+        this.claimTimeout = claimTimeout;
     }
 }

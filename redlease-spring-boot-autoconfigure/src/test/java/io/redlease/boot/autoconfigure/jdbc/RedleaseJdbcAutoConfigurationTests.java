@@ -32,17 +32,22 @@ import org.springframework.boot.context.properties.source.InvalidConfigurationPr
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
+import org.springframework.boot.jdbc.autoconfigure.DataSourceInitializationAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceTransactionManagerAutoConfiguration;
 import org.springframework.boot.jdbc.autoconfigure.JdbcTemplateAutoConfiguration;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.transaction.autoconfigure.TransactionAutoConfiguration;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.SimpleDriverDataSource;
+import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
 import org.springframework.transaction.annotation.Transactional;
 import org.springframework.transaction.support.TransactionTemplate;
 
 /** Wiring of fenced JDBC transactions, on embedded H2 and the real PostgreSQL, with real Redis. */
-@ExtendWith(RedisExtension.class)
+@ExtendWith({RedisExtension.class, OutputCaptureExtension.class})
 class RedleaseJdbcAutoConfigurationTests {
 
     private ApplicationContextRunner contextRunner;
@@ -71,7 +76,8 @@ class RedleaseJdbcAutoConfigurationTests {
                                         DataSourceTransactionManagerAutoConfiguration.class,
                                         JdbcTemplateAutoConfiguration.class,
                                         TransactionAutoConfiguration.class,
-                                        RedleaseJdbcAutoConfiguration.class))
+                                        RedleaseJdbcAutoConfiguration.class,
+                                        FencedAnnotationAutoConfiguration.class))
                         .withPropertyValues(
                                 "spring.data.redis.url=" + server.url(),
                                 "redlease.name=" + name,
@@ -349,6 +355,243 @@ class RedleaseJdbcAutoConfigurationTests {
                             assertThat(context).doesNotHaveBean(FenceTable.class);
                             assertThat(context).hasSingleBean(DataSource.class);
                         });
+    }
+
+    @Test
+    void theFenceTableIsCheckedAfterTheApplicationsSqlScriptsRan() {
+        contextRunner
+                .withConfiguration(
+                        AutoConfigurations.of(DataSourceInitializationAutoConfiguration.class))
+                .withPropertyValues(
+                        "redlease.jdbc.initialize-schema=never",
+                        "redlease.jdbc.fence-all-transactions=true",
+                        "spring.sql.init.mode=always",
+                        "spring.sql.init.schema-locations=classpath:io/redlease/jdbc/schema-h2.sql")
+                .run(
+                        context -> {
+                            assertThat(context).hasNotFailed();
+                            assertThat(context.getBean(FenceTable.class).token(name)).hasValue(0);
+                        });
+    }
+
+    @Test
+    void fenceAllTransactionsThroughATransactionAwareDataSourceProxyStillFencesThem() {
+        contextRunner
+                .withPropertyValues("redlease.jdbc.fence-all-transactions=true")
+                .withBean(
+                        DataSource.class,
+                        () ->
+                                new TransactionAwareDataSourceProxy(
+                                        new SimpleDriverDataSource(
+                                                new org.h2.Driver(),
+                                                "jdbc:h2:mem:"
+                                                        + System.nanoTime()
+                                                        + ";DB_CLOSE_DELAY=-1")))
+                .run(
+                        context -> {
+                            assertThat(context).hasNotFailed();
+                            TransactionTemplate tx = context.getBean(TransactionTemplate.class);
+                            JdbcTemplate jdbc = context.getBean(JdbcTemplate.class);
+                            jdbc.execute("CREATE TABLE work (id VARCHAR(20) PRIMARY KEY)");
+                            assertThatExceptionOfType(UnfencedTransactionException.class)
+                                    .isThrownBy(
+                                            () ->
+                                                    tx.execute(
+                                                            status ->
+                                                                    jdbc.update(
+                                                                            "INSERT INTO work VALUES ('outside')")));
+                            assertThat(jdbc.queryForList("SELECT id FROM work", String.class))
+                                    .isEmpty();
+                        });
+    }
+
+    @Test
+    void fenceAllTransactionsWithATransactionManagerOfUnknownResourceFailsStartupNamingIt() {
+        contextRunner
+                .withPropertyValues("redlease.jdbc.fence-all-transactions=true")
+                .withBean("otherTransactionManager", OtherTransactionManager.class)
+                .run(
+                        context -> {
+                            assertThat(context).hasFailed();
+                            assertThat(context.getStartupFailure())
+                                    .hasMessageContaining("otherTransactionManager")
+                                    .hasMessageContaining("fence-all-transactions");
+                        });
+    }
+
+    @Test
+    void aNewlyElectedTermClaimsTheFenceRowBeforeAnyTransaction() {
+        contextRunner
+                .withBean(SimpleMeterRegistry.class)
+                .run(
+                        context -> {
+                            assertThat(context).hasNotFailed();
+                            SimpleMeterRegistry registry =
+                                    context.getBean(SimpleMeterRegistry.class);
+                            context.getBean(RedleaseMetrics.class).bindTo(registry);
+                            Elector elector = context.getBean(Elector.class);
+                            await().atMost(Duration.ofSeconds(10)).until(elector::isLeader);
+                            long token = elector.token().orElseThrow();
+                            FenceTable table = context.getBean(FenceTable.class);
+                            // no transaction ran: the election claimed the row (or a later
+                            // term of this instance did, when the term ended meanwhile)
+                            await().atMost(Duration.ofSeconds(10))
+                                    .until(() -> table.token(name).orElse(0) >= token);
+                            await().atMost(Duration.ofSeconds(10))
+                                    .until(() -> claims(registry, "claimed") >= 1.0);
+                            assertThat(claims(registry, "failed")).isZero();
+                        });
+    }
+
+    @Test
+    void aFencedMethodOnASecondTransactionManagerOfTheFencedDataSourceIsStamped() {
+        contextRunner
+                .withUserConfiguration(TwoTransactionManagers.class)
+                .withBean(SecondJobs.class)
+                .run(
+                        context -> {
+                            assertThat(context).hasNotFailed();
+                            Elector elector = context.getBean(Elector.class);
+                            await().atMost(Duration.ofSeconds(10)).until(elector::isLeader);
+                            Term term = elector.term().orElseThrow();
+                            term.execute(
+                                    () -> {
+                                        context.getBean(SecondJobs.class).settle();
+                                        return null;
+                                    },
+                                    false);
+                            assertThat(
+                                            context.getBean(JdbcTemplate.class)
+                                                    .queryForObject(
+                                                            "SELECT stamps FROM redlease_fence"
+                                                                    + " WHERE name = ?",
+                                                            Long.class,
+                                                            name))
+                                    .isEqualTo(1);
+                        });
+    }
+
+    /** Two transaction managers on the one DataSource. */
+    @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+    static class TwoTransactionManagers {
+
+        @org.springframework.context.annotation.Bean
+        org.springframework.jdbc.datasource.DataSourceTransactionManager transactionManager(
+                DataSource dataSource) {
+            return new org.springframework.jdbc.datasource.DataSourceTransactionManager(dataSource);
+        }
+
+        @org.springframework.context.annotation.Bean
+        org.springframework.jdbc.datasource.DataSourceTransactionManager secondTransactionManager(
+                DataSource dataSource) {
+            return new org.springframework.jdbc.datasource.DataSourceTransactionManager(dataSource);
+        }
+    }
+
+    /** A fenced method on the second transaction manager. */
+    public static class SecondJobs {
+
+        @Transactional("secondTransactionManager")
+        @Fenced
+        public void settle() {}
+    }
+
+    @Test
+    void fenceAllTransactionsWithAPlatformTransactionManagerThatTakesNoListenersFailsStartup() {
+        contextRunner
+                .withPropertyValues("redlease.jdbc.fence-all-transactions=true")
+                .withBean(
+                        "plainTransactionManager",
+                        org.springframework.transaction.PlatformTransactionManager.class,
+                        PlainTransactionManager::new)
+                .run(
+                        context -> {
+                            assertThat(context).hasFailed();
+                            assertThat(context.getStartupFailure())
+                                    .hasMessageContaining("plainTransactionManager")
+                                    .hasMessageContaining("fence-all-transactions");
+                        });
+    }
+
+    /** A transaction manager that is not an AbstractPlatformTransactionManager. */
+    static class PlainTransactionManager
+            implements org.springframework.transaction.PlatformTransactionManager {
+
+        @Override
+        public org.springframework.transaction.TransactionStatus getTransaction(
+                org.springframework.transaction.@org.jspecify.annotations.Nullable
+                        TransactionDefinition
+                        definition) {
+            return new org.springframework.transaction.support.SimpleTransactionStatus();
+        }
+
+        @Override
+        public void commit(org.springframework.transaction.TransactionStatus status) {}
+
+        @Override
+        public void rollback(org.springframework.transaction.TransactionStatus status) {}
+    }
+
+    @Test
+    void anElectorBeanOfTheApplicationThatCannotClaimIsNamedInAWarning(CapturedOutput output) {
+        contextRunner
+                .withUserConfiguration(OwnElector.class)
+                .run(
+                        context -> {
+                            assertThat(context).hasNotFailed();
+                            assertThat(output)
+                                    .contains(
+                                            "the elector of election '"
+                                                    + name
+                                                    + "' does not claim the fence row");
+                        });
+    }
+
+    /** The application's own elector for the main election. */
+    @org.springframework.context.annotation.Configuration(proxyBeanMethods = false)
+    static class OwnElector {
+
+        @org.springframework.context.annotation.Bean
+        Elector elector(
+                org.springframework.data.redis.connection.RedisConnectionFactory factory,
+                org.springframework.core.env.Environment environment) {
+            return new Elector(
+                    factory,
+                    io.redlease.core.ElectorConfig.builder(
+                                    environment.getRequiredProperty("redlease.name"))
+                            .build());
+        }
+    }
+
+    /** A transaction manager whose transactions hold no connection redlease can see. */
+    public static class OtherTransactionManager
+            extends org.springframework.transaction.support.AbstractPlatformTransactionManager {
+
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        protected Object doGetTransaction() {
+            return new Object();
+        }
+
+        @Override
+        protected void doBegin(
+                Object transaction, org.springframework.transaction.TransactionDefinition def) {}
+
+        @Override
+        protected void doCommit(
+                org.springframework.transaction.support.DefaultTransactionStatus status) {}
+
+        @Override
+        protected void doRollback(
+                org.springframework.transaction.support.DefaultTransactionStatus status) {}
+    }
+
+    private static double claims(SimpleMeterRegistry registry, String result) {
+        return registry.get(RedleaseMetrics.FENCE_CLAIMS)
+                .tag(RedleaseMetrics.TAG_RESULT, result)
+                .functionCounter()
+                .count();
     }
 
     private static double count(SimpleMeterRegistry registry, String store, String result) {
