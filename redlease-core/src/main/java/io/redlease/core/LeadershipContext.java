@@ -1,5 +1,6 @@
 package io.redlease.core;
 
+import io.redlease.core.scheduling.SlotAccessor;
 import io.redlease.core.scheduling.SlotJobs;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -91,6 +92,18 @@ public final class LeadershipContext {
                     Elector elector = elector();
                     Term carried = BoundTerms.of(elector, context);
                     return Mono.justOrEmpty(carried != null ? carried : term().orElse(null));
+                });
+    }
+
+    /**
+     * Returns, at subscription, the slot of the once-per-slot run the reactive work is part of (its
+     * Reactor {@code Context} carries it), else as {@link #slot()}; empty outside a run.
+     */
+    public Mono<Slot> reactiveSlot() {
+        return Mono.deferContextual(
+                context -> {
+                    Slot carried = context.getOrDefault(SlotAccessor.KEY, null);
+                    return Mono.justOrEmpty(carried != null ? carried : slot().orElse(null));
                 });
     }
 
