@@ -27,6 +27,7 @@ import org.springframework.aop.framework.ProxyFactory;
 import org.springframework.context.support.GenericApplicationContext;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
+import reactor.core.publisher.Mono;
 
 /**
  * The cost of the {@code @LeaderOnly} interception per call, with the proxy created the way an
@@ -39,7 +40,10 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  *   <li>{@code leading}: {@code @LeaderOnly} while this instance leads (the call runs bound to the
  *       term);
  *   <li>{@code notLeading}: {@code @LeaderOnly} on an election this instance does not lead (the
- *       call is skipped).
+ *       call is skipped);
+ *   <li>{@code directMono}, {@code leadingMono}, {@code notLeadingMono}: the same for a method that
+ *       returns a {@code Mono}, subscribed and awaited: the check runs at subscription, and a
+ *       leader's subscription runs inside its term ({@code Term.executeReactive}).
  * </ul>
  */
 @State(Scope.Benchmark)
@@ -80,6 +84,16 @@ public class LeaderOnlyBenchmark {
         public Long tickOther() {
             return ++runs;
         }
+
+        @LeaderOnly
+        public Mono<Long> tickMono() {
+            return Mono.fromSupplier(() -> ++runs);
+        }
+
+        @LeaderOnly("other")
+        public Mono<Long> tickMonoOther() {
+            return Mono.fromSupplier(() -> ++runs);
+        }
     }
 
     @Setup(Level.Trial)
@@ -104,7 +118,10 @@ public class LeaderOnlyBenchmark {
         proxyFactory.setProxyTargetClass(true);
         proxyFactory.addAdvice((MethodInterceptor) invocation -> invocation.proceed());
         passThrough = (Job) proxyFactory.getProxy();
-        if (proxied.tick() == null || proxied.tickOther() != null) {
+        if (proxied.tick() == null
+                || proxied.tickOther() != null
+                || proxied.tickMono().block() == null
+                || proxied.tickMonoOther().block() != null) {
             throw new IllegalStateException("@LeaderOnly is not applied as expected");
         }
     }
@@ -135,5 +152,20 @@ public class LeaderOnlyBenchmark {
     @Benchmark
     public Long notLeading() {
         return proxied.tickOther();
+    }
+
+    @Benchmark
+    public Long directMono() {
+        return direct.tickMono().block();
+    }
+
+    @Benchmark
+    public Long leadingMono() {
+        return proxied.tickMono().block();
+    }
+
+    @Benchmark
+    public Long notLeadingMono() {
+        return proxied.tickMonoOther().block();
     }
 }
