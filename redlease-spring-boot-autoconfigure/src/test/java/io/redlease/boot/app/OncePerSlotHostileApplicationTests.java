@@ -1,0 +1,158 @@
+package io.redlease.boot.app;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
+
+import io.redlease.core.LeadershipContext;
+import io.redlease.core.annotation.LeaderOnly;
+import io.redlease.test.RedisExtension;
+import io.redlease.test.RedisServer;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.scheduling.annotation.EnableScheduling;
+import org.springframework.scheduling.annotation.Scheduled;
+
+/**
+ * Hostile probes of once-per-slot jobs on Boot paths the other application tests do not take. A
+ * test that fails here shows a break of the guarantee, and asserts the behaviour that would hold
+ * it.
+ */
+@ExtendWith(RedisExtension.class)
+class OncePerSlotHostileApplicationTests {
+
+    /** Every run of a job's body: instance, the slot it saw (null if none), and when it ran. */
+    static final Collection<Run> RUNS = new ConcurrentLinkedQueue<>();
+
+    record Run(String instance, Instant slot, Instant second) {}
+
+    /** The application: redlease's auto-configuration, and nothing scheduled of its own. */
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    static class ParentApplication {}
+
+    /**
+     * A child context of the application, with its own auto-configuration and scheduling, as a
+     * module or a second dispatcher has.
+     */
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    @EnableScheduling
+    static class ChildModule {
+
+        @Bean
+        ChildReport childReport(
+                LeadershipContext leadership, @Value("${redlease.instance-id}") String instance) {
+            return new ChildReport(leadership, instance);
+        }
+    }
+
+    static class ChildReport {
+
+        private final LeadershipContext leadership;
+
+        private final String instance;
+
+        ChildReport(LeadershipContext leadership, String instance) {
+            this.leadership = leadership;
+            this.instance = instance;
+        }
+
+        @Scheduled(cron = "* * * * * *")
+        @LeaderOnly(oncePerSlot = true)
+        public void everySecond() {
+            RUNS.add(
+                    new Run(
+                            instance,
+                            leadership.slot().map(slot -> slot.time()).orElse(null),
+                            Instant.now().truncatedTo(ChronoUnit.SECONDS)));
+        }
+    }
+
+    private final List<ConfigurableApplicationContext> contexts = new ArrayList<>();
+
+    private RedisServer server;
+
+    private String name;
+
+    @BeforeEach
+    void setUp(RedisServer server, TestInfo info) {
+        this.server = server;
+        this.name =
+                "redlease-slot-hostile:"
+                        + info.getTestMethod().orElseThrow().getName()
+                        + ":"
+                        + System.nanoTime();
+        RUNS.clear();
+    }
+
+    @AfterEach
+    void tearDown() {
+        for (int i = contexts.size() - 1; i >= 0; i--) {
+            contexts.get(i).close();
+        }
+    }
+
+    private ConfigurableApplicationContext childOf(String id) {
+        SpringApplicationBuilder parent =
+                new SpringApplicationBuilder(ParentApplication.class)
+                        .web(WebApplicationType.NONE)
+                        .properties(
+                                "spring.data.redis.url=" + server.url(),
+                                "redlease.name=" + name,
+                                "redlease.instance-id=" + id,
+                                "redlease.ttl=1s",
+                                "redlease.renew-interval=100ms",
+                                "redlease.acquire-interval=200ms",
+                                "spring.lifecycle.timeout-per-shutdown-phase=5s");
+        ConfigurableApplicationContext child =
+                parent.child(ChildModule.class).web(WebApplicationType.NONE).run();
+        contexts.add(child.getParent() instanceof ConfigurableApplicationContext p ? p : child);
+        contexts.add(child);
+        return child;
+    }
+
+    @Test
+    void aOncePerSlotJobInAChildContextRunsEachSlotOnceOrIsRefused() {
+        Throwable failure = catchThrowable(() -> childOf("a"));
+        if (failure == null) {
+            failure = catchThrowable(() -> childOf("b"));
+        }
+        if (failure != null) {
+            assertThat(failure).hasStackTraceContaining("ChildReport.everySecond");
+            return;
+        }
+        await().atMost(Duration.ofSeconds(15)).until(() -> RUNS.size() >= 6);
+        Map<Instant, List<Run>> bySecond =
+                RUNS.stream()
+                        .collect(
+                                Collectors.groupingBy(
+                                        Run::second, TreeMap::new, Collectors.toList()));
+        assertThat(bySecond.values())
+                .as(
+                        "runs of a once-per-slot job declared in a child context, on two instances"
+                                + " of which one leads, by second: %s",
+                        bySecond)
+                .allSatisfy(runs -> assertThat(runs).hasSize(1));
+    }
+}
