@@ -49,6 +49,8 @@ import org.springframework.scheduling.annotation.SchedulingConfigurer;
 import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
 import org.springframework.scheduling.config.FixedRateTask;
 import org.springframework.scheduling.config.IntervalTask;
+import org.springframework.scheduling.config.ScheduledTask;
+import org.springframework.scheduling.config.ScheduledTaskHolder;
 import org.springframework.scheduling.config.ScheduledTaskRegistrar;
 
 /**
@@ -566,7 +568,10 @@ class OncePerSlotHostileTests {
         Queue<Outcome> outcomes = outcomes(a);
         a.elector.start();
         await().atMost(Duration.ofSeconds(10)).until(() -> outcomes.size() >= 2);
-        assertThat(outcomes).extracting(Outcome::result).containsOnly(SlotJobs.Result.FAILED);
+        assertThat(outcomes)
+                .extracting(Outcome::result)
+                .contains(SlotJobs.Result.FAILED)
+                .doesNotContain(SlotJobs.Result.RUN, SlotJobs.Result.CAUGHT_UP);
         assertThat(ledger(job(BackgroundJob.class, "job"))).doesNotContainKey("slot");
     }
 
@@ -689,5 +694,185 @@ class OncePerSlotHostileTests {
         public void job() {
             record();
         }
+    }
+
+    // Spring's ScheduledTask#cancel() interrupts a task that is running: the run is cut short
+    // while its term goes on.
+
+    static final AtomicInteger CUT = new AtomicInteger();
+
+    static final java.util.concurrent.atomic.AtomicReference<Instant> CUT_SLOT =
+            new java.util.concurrent.atomic.AtomicReference<>();
+
+    static class Interruptible {
+        final LeadershipContext leadership;
+
+        Interruptible(LeadershipContext leadership) {
+            this.leadership = leadership;
+        }
+
+        @Scheduled(fixedRate = 300)
+        @LeaderOnly(oncePerSlot = true)
+        public void job() {
+            if (BODY.incrementAndGet() != 3) {
+                // The first runs complete at once: the third is one of a chain in its steady state.
+                COMPLETED.incrementAndGet();
+                return;
+            }
+            CUT_SLOT.set(leadership.slot().orElseThrow().time());
+            entered.countDown();
+            try {
+                release.await(30, TimeUnit.SECONDS);
+                COMPLETED.incrementAndGet();
+            } catch (InterruptedException ex) {
+                // Cut short: the method gives up its work and returns normally.
+                CUT.incrementAndGet();
+            }
+        }
+    }
+
+    @Test
+    void aRunCutShortByCancellingItsScheduledTaskIsNotMarked() throws Exception {
+        CUT.set(0);
+        CUT_SLOT.set(null);
+        release = new CountDownLatch(1);
+        SlotInstance a = instance("a").with(Interruptible.class).start();
+        Queue<Outcome> outcomes = outcomes(a);
+        assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+        ScheduledTask task =
+                a.context.getBean(ScheduledTaskHolder.class).getScheduledTasks().stream()
+                        .filter(t -> t.toString().contains("Interruptible.job"))
+                        .findFirst()
+                        .orElseThrow();
+        // ScheduledTask#cancel(): "will force interruption of the task if still running".
+        task.cancel();
+        Instant cut = CUT_SLOT.get();
+        await().atMost(Duration.ofSeconds(10))
+                .until(
+                        () ->
+                                CUT.get() == 1
+                                        && outcomes.stream().anyMatch(o -> o.slot().equals(cut)));
+        Map<Object, Object> ledger = ledger(job(Interruptible.class, "job"));
+        assertThat(Instant.ofEpochMilli(Long.parseLong((String) ledger.get("slot"))))
+                .as(
+                        "the ledger's completed slot after the third run (slot %s) was interrupted"
+                                + " by its task's cancellation (%s cut short, %s completed);"
+                                + " outcomes %s",
+                        cut,
+                        CUT.get(),
+                        COMPLETED.get(),
+                        outcomes)
+                .isBefore(cut);
+    }
+
+    // A fixed delay with RUN_ALL: a slot whose run failed.
+
+    static final AtomicInteger DELAY_CALLS = new AtomicInteger();
+
+    static class FailingOnceDelay {
+        final LeadershipContext leadership;
+
+        FailingOnceDelay(LeadershipContext leadership) {
+            this.leadership = leadership;
+        }
+
+        @Scheduled(fixedDelay = 300)
+        @LeaderOnly(oncePerSlot = true, missedSlots = io.redlease.core.scheduling.MissedSlots.RUN_ALL)
+        public void job() {
+            Slot slot = leadership.slot().orElseThrow();
+            if (DELAY_CALLS.incrementAndGet() == 1) {
+                throw new IllegalStateException("the first run fails");
+            }
+            RUNS.add(new Ran(slot.job(), slot.time(), 0, "a"));
+        }
+    }
+
+    @Test
+    void aFixedDelaySlotWhoseRunFailedRunsAgainOrIsCountedAsMissedUnderRunAll() {
+        DELAY_CALLS.set(0);
+        SlotInstance a = instance("a").with(FailingOnceDelay.class).start();
+        Queue<Outcome> outcomes = outcomes(a);
+        await().atMost(Duration.ofSeconds(10))
+                .until(
+                        () ->
+                                outcomes.stream()
+                                                .filter(o -> o.result() == SlotJobs.Result.RUN)
+                                                .count()
+                                        >= 3);
+        Instant failed =
+                outcomes.stream()
+                        .filter(o -> o.result() == SlotJobs.Result.FAILED)
+                        .map(Outcome::slot)
+                        .findFirst()
+                        .orElseThrow();
+        boolean ranAgain = RUNS.stream().anyMatch(run -> run.slot().equals(failed));
+        boolean counted =
+                outcomes.stream().anyMatch(o -> o.result() == SlotJobs.Result.MISSED);
+        assertThat(ranAgain || counted)
+                .as(
+                        "slot %s failed under RUN_ALL; it neither ran again nor was counted as"
+                                + " missed: outcomes %s",
+                        failed,
+                        outcomes)
+                .isTrue();
+    }
+
+    // A period that is not a whole number of milliseconds (the ledger keeps milliseconds).
+
+    static class MicroRate extends Recording {
+        MicroRate(LeadershipContext leadership, String instanceId) {
+            super(leadership, instanceId);
+        }
+
+        @Scheduled(fixedRate = 250_500, timeUnit = TimeUnit.MICROSECONDS)
+        @LeaderOnly(oncePerSlot = true)
+        public void job() {
+            record();
+        }
+    }
+
+    @Test
+    void aFixedRateOfMicrosecondsIsRefusedOrKeptExactly() {
+        SlotInstance a = instance("a").with(MicroRate.class);
+        Throwable failure = catchThrowable(a::start);
+        if (failure != null) {
+            assertThat(messages(failure)).contains("MicroRate.job");
+            return;
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> RUNS.size() >= 5);
+        List<Instant> slots = RUNS.stream().map(Ran::slot).toList();
+        Duration four = Duration.between(slots.get(0), slots.get(4));
+        assertThat(four)
+                .as(
+                        "four periods of fixedRate = 250500 us, between the slots %s (the trigger"
+                                + " Spring was given fires 1002 ms apart)",
+                        slots)
+                .isEqualTo(Duration.ofMillis(1002));
+    }
+
+    // A composed annotation that carries both @Scheduled and @LeaderOnly(oncePerSlot = true).
+
+    @Retention(RetentionPolicy.RUNTIME)
+    @Target(ElementType.METHOD)
+    @Scheduled(fixedRate = 300)
+    @LeaderOnly(oncePerSlot = true)
+    @interface EveryThirdOfASecondOnce {}
+
+    static class ComposedJob extends Recording {
+        ComposedJob(LeadershipContext leadership, String instanceId) {
+            super(leadership, instanceId);
+        }
+
+        @EveryThirdOfASecondOnce
+        public void job() {
+            record();
+        }
+    }
+
+    @Test
+    void aComposedAnnotationMakesAOncePerSlotJob() {
+        instance("a").with(ComposedJob.class).start();
+        await().atMost(Duration.ofSeconds(10)).until(() -> RUNS.size() >= 3);
+        assertThat(ledger(job(ComposedJob.class, "job"))).containsKey("slot");
     }
 }

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
+import io.redlease.core.Elections;
+import io.redlease.core.Elector;
 import io.redlease.core.LeadershipContext;
 import io.redlease.core.annotation.LeaderOnly;
 import io.redlease.test.RedisExtension;
@@ -142,7 +144,10 @@ class OncePerSlotHostileApplicationTests {
             assertThat(failure).hasStackTraceContaining("ChildReport.everySecond");
             return;
         }
-        await().atMost(Duration.ofSeconds(15)).until(() -> RUNS.size() >= 6);
+        // Both instances are up: count from here, until five seconds have had their slot run.
+        RUNS.clear();
+        await().atMost(Duration.ofSeconds(15))
+                .until(() -> RUNS.stream().map(Run::second).distinct().count() >= 5);
         Map<Instant, List<Run>> bySecond =
                 RUNS.stream()
                         .collect(
@@ -154,5 +159,82 @@ class OncePerSlotHostileApplicationTests {
                                 + " of which one leads, by second: %s",
                         bySecond)
                 .allSatisfy(runs -> assertThat(runs).hasSize(1));
+    }
+
+    /** An application with one once-per-slot cron job on the main election. */
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    @EnableScheduling
+    static class SlotApplication {
+
+        @Bean
+        ChildReport report(
+                LeadershipContext leadership, @Value("${redlease.instance-id}") String instance) {
+            return new ChildReport(leadership, instance);
+        }
+    }
+
+    private static String causes(Throwable failure) {
+        StringBuilder causes = new StringBuilder();
+        for (Throwable at = failure; at != null; at = at.getCause()) {
+            causes.append(causes.isEmpty() ? "" : " <- ").append(at);
+        }
+        return causes.toString();
+    }
+
+    private static void sleep(Duration duration) {
+        try {
+            Thread.sleep(duration.toMillis());
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Test
+    void slotsRunOnceWithoutGapsAcrossAContextStopAndStart() {
+        ConfigurableApplicationContext a =
+                new SpringApplicationBuilder(SlotApplication.class)
+                        .web(WebApplicationType.NONE)
+                        .properties(
+                                "spring.data.redis.url=" + server.url(),
+                                "redlease.name=" + name,
+                                "redlease.instance-id=a",
+                                "redlease.ttl=1s",
+                                "redlease.renew-interval=100ms",
+                                "redlease.acquire-interval=200ms",
+                                "redlease.scheduling.missed-slots=RUN_ALL",
+                                "spring.task.scheduling.pool.size=2",
+                                "spring.lifecycle.timeout-per-shutdown-phase=5s")
+                        .run();
+        contexts.add(a);
+        await().atMost(Duration.ofSeconds(10)).until(() -> RUNS.size() >= 2);
+        a.stop();
+        int before = RUNS.size();
+        a.start();
+        // A bounded window: a leader runs a slot every second, and catches up what the stop missed.
+        long deadline = System.nanoTime() + Duration.ofSeconds(15).toNanos();
+        while (RUNS.size() < before + 4 && System.nanoTime() < deadline) {
+            sleep(Duration.ofMillis(50));
+        }
+        Elector elector = a.getBean(Elections.class).get(Elections.DEFAULT);
+        assertThat(RUNS.size() - before)
+                .as(
+                        "slots run in 15 s after the context's stop() and start(); the elector:"
+                                + " running %s, leader %s, holder of the lease %s, last Redis"
+                                + " failure %s",
+                        elector.isRunning(),
+                        elector.isLeader(),
+                        elector.holder(),
+                        elector.redisFailure().map(OncePerSlotHostileApplicationTests::causes))
+                .isGreaterThanOrEqualTo(4);
+        List<Run> runs = List.copyOf(RUNS);
+        assertThat(runs).as("runs %s", runs).allSatisfy(run -> assertThat(run.slot()).isNotNull());
+        List<Instant> slots = runs.stream().map(Run::slot).sorted().toList();
+        assertThat(slots).as("slots %s", slots).doesNotHaveDuplicates();
+        for (int i = 1; i < slots.size(); i++) {
+            assertThat(Duration.between(slots.get(i - 1), slots.get(i)))
+                    .as("slots %s", slots)
+                    .isEqualTo(Duration.ofSeconds(1));
+        }
     }
 }
