@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import io.redlease.core.Elections;
 import io.redlease.core.Elector;
 import io.redlease.core.LeadershipContext;
+import io.redlease.core.Slot;
 import io.redlease.core.annotation.LeaderOnly;
 import io.redlease.test.RedisExtension;
 import io.redlease.test.RedisServer;
@@ -31,6 +32,7 @@ import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.scheduling.annotation.EnableScheduling;
 import org.springframework.scheduling.annotation.Scheduled;
@@ -236,5 +238,127 @@ class OncePerSlotHostileApplicationTests {
                     .as("slots %s", slots)
                     .isEqualTo(Duration.ofSeconds(1));
         }
+    }
+
+    // Boot starts the elections in a lifecycle phase below the web server's: an application whose
+    // later lifecycle beans take a while to start (a web server) wins its election before
+    // Spring schedules its @Scheduled methods.
+
+    /** Every run of the five-second job: its slot, whether a catch-up, and when it ran. */
+    static final Collection<Slot> CAUGHT = new ConcurrentLinkedQueue<>();
+
+    /** When the slow lifecycle bean saw its instance lead. */
+    static volatile Instant electedAt;
+
+    static class FiveSecondReport {
+
+        private final LeadershipContext leadership;
+
+        FiveSecondReport(LeadershipContext leadership) {
+            this.leadership = leadership;
+        }
+
+        @Scheduled(cron = "*/5 * * * * *")
+        @LeaderOnly(oncePerSlot = true)
+        public void job() {
+            CAUGHT.add(leadership.slot().orElseThrow());
+        }
+    }
+
+    /** Starts in the web server's phase and takes as long as a web server can. */
+    static class SlowStart implements SmartLifecycle {
+
+        private final Elections elections;
+
+        private volatile boolean running;
+
+        SlowStart(Elections elections) {
+            this.elections = elections;
+        }
+
+        @Override
+        public void start() {
+            Elector elector = elections.get(Elections.DEFAULT);
+            await().atMost(Duration.ofSeconds(10)).until(elector::isLeader);
+            electedAt = Instant.now();
+            // The election's observers run on its callback lane right after the term starts: a
+            // moment for them to run while this bean is still starting.
+            sleep(Duration.ofMillis(500));
+            running = true;
+        }
+
+        @Override
+        public void stop() {
+            running = false;
+        }
+
+        @Override
+        public boolean isRunning() {
+            return running;
+        }
+
+        @Override
+        public int getPhase() {
+            // WebServerApplicationContext.START_STOP_LIFECYCLE_PHASE
+            return SmartLifecycle.DEFAULT_PHASE - 1024;
+        }
+    }
+
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    @EnableScheduling
+    static class SlowStartingApplication {
+
+        @Bean
+        FiveSecondReport report(LeadershipContext leadership) {
+            return new FiveSecondReport(leadership);
+        }
+
+        @Bean
+        SlowStart slowStart(Elections elections) {
+            return new SlowStart(elections);
+        }
+    }
+
+    @Test
+    void runLatestRunsTheMostRecentMissedSlotRightAfterAnElectionWonBeforeTheSchedulesExist()
+            throws Exception {
+        CAUGHT.clear();
+        // The job last completed a slot a minute ago: every slot since then was missed.
+        long lastMinute = (System.currentTimeMillis() - 60_000) / 5_000 * 5_000;
+        try (io.lettuce.core.RedisClient client =
+                        io.lettuce.core.RedisClient.create(server.url());
+                var connection = client.connect()) {
+            connection
+                    .sync()
+                    .hset(
+                            name + ":slots:report.job",
+                            Map.of(
+                                    "slot", Long.toString(lastMinute),
+                                    "completed", Long.toString(lastMinute),
+                                    "since", Long.toString(lastMinute - 60_000)));
+        }
+        ConfigurableApplicationContext a =
+                new SpringApplicationBuilder(SlowStartingApplication.class)
+                        .web(WebApplicationType.NONE)
+                        .properties(
+                                "spring.data.redis.url=" + server.url(),
+                                "redlease.name=" + name,
+                                "redlease.instance-id=a",
+                                "redlease.ttl=1s",
+                                "redlease.renew-interval=100ms",
+                                "redlease.acquire-interval=200ms",
+                                "spring.lifecycle.timeout-per-shutdown-phase=5s")
+                        .run();
+        contexts.add(a);
+        await().atMost(Duration.ofSeconds(10)).until(() -> !CAUGHT.isEmpty());
+        Slot first = CAUGHT.iterator().next();
+        assertThat(first.time())
+                .as(
+                        "the first slot run after the election at %s (RUN_LATEST: the most recent"
+                                + " missed slot, right after election); runs %s",
+                        electedAt,
+                        CAUGHT)
+                .isBefore(electedAt);
     }
 }
