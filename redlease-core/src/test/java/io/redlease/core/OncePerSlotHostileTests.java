@@ -875,4 +875,68 @@ class OncePerSlotHostileTests {
         await().atMost(Duration.ofSeconds(10)).until(() -> RUNS.size() >= 3);
         assertThat(ledger(job(ComposedJob.class, "job"))).containsKey("slot");
     }
+
+    // A mark whose reply is lost: Redis applies it, the client gives up waiting. The run counts as
+    // failed, and its term still believes the slot is not done.
+
+    static final AtomicInteger STALL_CALLS = new AtomicInteger();
+
+    static final java.util.concurrent.atomic.AtomicReference<Instant> STALLED_SLOT =
+            new java.util.concurrent.atomic.AtomicReference<>();
+
+    static volatile StringRedisTemplate pauser;
+
+    static class StallingJob {
+        final LeadershipContext leadership;
+
+        StallingJob(LeadershipContext leadership) {
+            this.leadership = leadership;
+        }
+
+        @Scheduled(fixedRate = 300)
+        @LeaderOnly(oncePerSlot = true, missedSlots = io.redlease.core.scheduling.MissedSlots.RUN_ALL)
+        public void job() {
+            Slot slot = leadership.slot().orElseThrow();
+            RUNS.add(new Ran(slot.job(), slot.time(), 0, "a"));
+            if (STALL_CALLS.incrementAndGet() == 4) {
+                STALLED_SLOT.set(slot.time());
+                // Redis stops answering for 400 ms, right before this run's mark is sent: longer
+                // than the client waits for the mark's reply, shorter than the lease.
+                pauser.execute(
+                        (org.springframework.data.redis.core.RedisCallback<Object>)
+                                connection ->
+                                        connection.execute(
+                                                "CLIENT",
+                                                "PAUSE".getBytes(),
+                                                "400".getBytes(),
+                                                "ALL".getBytes()));
+            }
+        }
+    }
+
+    @Test
+    void aSlotWhoseMarkReachedRedisDoesNotRunAgainWhenTheMarksReplyIsLost(RedisServer server) {
+        STALL_CALLS.set(0);
+        STALLED_SLOT.set(null);
+        pauser = redis;
+        // The elector's client waits 150 ms for a reply (the engine bounds its own round trips).
+        StringRedisTemplate impatient =
+                templates.on(server.host(), server.port(), server.password(), Duration.ofMillis(150));
+        SlotInstance a = new SlotInstance(impatient, name, "a", Duration.ZERO);
+        instances.add(a);
+        a.with(StallingJob.class).start();
+        Queue<Outcome> outcomes = outcomes(a);
+        await().atMost(Duration.ofSeconds(15)).until(() -> STALL_CALLS.get() >= 9);
+        Instant stalled = STALLED_SLOT.get();
+        Map<Object, Object> ledger = ledger(job(StallingJob.class, "job"));
+        List<Ran> runsOfStalled = RUNS.stream().filter(run -> run.slot().equals(stalled)).toList();
+        assertThat(runsOfStalled)
+                .as(
+                        "runs of slot %s, whose mark Redis applied while its reply was lost; the"
+                                + " ledger %s; outcomes %s",
+                        stalled,
+                        ledger,
+                        outcomes)
+                .hasSize(1);
+    }
 }
