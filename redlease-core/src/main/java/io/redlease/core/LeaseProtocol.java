@@ -212,7 +212,8 @@ final class LeaseProtocol {
      *
      * @return the ledger's fields and values, or null when the term may no longer write
      */
-    @Nullable Map<String, String> claimLedger(long token, String ledgerKey, long since) {
+    @Nullable Map<String, String> claimLedger(
+            long token, String ledgerKey, long since, String zone) {
         checkToken(token);
         List<Object> reply =
                 redis.execute(
@@ -222,7 +223,8 @@ final class LeaseProtocol {
                         List.of(markKey, leaseKey.get(0), ledgerKey),
                         Long.toString(token),
                         instanceId,
-                        Long.toString(since));
+                        Long.toString(since),
+                        zone);
         if (reply == null || reply.isEmpty() || asLong(reply.get(0)) != 1) {
             return null;
         }

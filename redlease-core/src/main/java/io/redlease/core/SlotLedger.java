@@ -1,6 +1,7 @@
 package io.redlease.core;
 
 import java.time.Instant;
+import java.time.ZoneId;
 import java.util.Map;
 import java.util.Optional;
 import org.jspecify.annotations.Nullable;
@@ -60,12 +61,19 @@ public final class SlotLedger {
      *
      * @param since where the job's slots begin, recorded by the first claim ever: a slot after it
      *     that never completes is missed, even before the job's first completion
+     * @param zone the time zone the job's slots depend on, recorded by the first claim that names
+     *     one; null when they depend on none
      * @return the ledger as the term found it, or empty when a newer term exists or Redis no longer
      *     holds the term's lease for this instance
      */
-    public Optional<State> claim(Term term, Instant since) {
+    public Optional<State> claim(Term term, Instant since, @Nullable ZoneId zone) {
         Map<String, String> fields =
-                elector.protocol().claimLedger(tokenOf(term), key, since.toEpochMilli());
+                elector.protocol()
+                        .claimLedger(
+                                tokenOf(term),
+                                key,
+                                since.toEpochMilli(),
+                                zone == null ? "" : zone.getId());
         return fields == null ? Optional.empty() : Optional.of(State.of(fields));
     }
 
@@ -126,6 +134,7 @@ public final class SlotLedger {
      * @param completedAt when that slot's run completed
      * @param epoch where a fixed rate's slots count from
      * @param since where the job's slots begin: the first claim ever recorded it
+     * @param zone the time zone the job's cron slots were computed in, if they depend on one
      * @param token the term that last claimed the job or marked a slot, 0 if none
      */
     public record State(
@@ -133,10 +142,11 @@ public final class SlotLedger {
             @Nullable Instant completedAt,
             @Nullable Instant epoch,
             @Nullable Instant since,
+            @Nullable String zone,
             long token) {
 
         /** An empty ledger. */
-        public static final State EMPTY = new State(null, null, null, null, 0);
+        public static final State EMPTY = new State(null, null, null, null, null, 0);
 
         static State of(Map<String, String> fields) {
             return new State(
@@ -144,6 +154,7 @@ public final class SlotLedger {
                     instant(fields.get("completed")),
                     instant(fields.get("epoch")),
                     instant(fields.get("since")),
+                    fields.get("zone"),
                     fields.containsKey("token") ? Long.parseLong(fields.get("token")) : 0);
         }
 

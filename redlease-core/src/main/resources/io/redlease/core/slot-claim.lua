@@ -4,7 +4,8 @@
 -- KEYS[3] the job's ledger (<name>:slots:<job>).
 -- ARGV[1] the term's token, ARGV[2] this instance's id, ARGV[3] when the job starts to be tracked
 -- (epoch milliseconds), kept by a claim of a job that has never completed a slot: slots up to it
--- are not the job's, slots after it that never complete are missed.
+-- are not the job's, slots after it that never complete are missed; ARGV[4] the time zone the
+-- job's cron slots depend on, kept by the first claim that names one, or empty.
 -- Reply: {1, field, value, ...} when claimed; {0} when a newer term exists; {-1} when the lease
 -- is no longer this instance's.
 
@@ -25,6 +26,9 @@ end
 redis.call('HSET', KEYS[3], 'token', ARGV[1])
 if redis.call('HEXISTS', KEYS[3], 'slot') == 0 then
     redis.call('HSETNX', KEYS[3], 'since', ARGV[3])
+end
+if ARGV[4] ~= '' then
+    redis.call('HSETNX', KEYS[3], 'zone', ARGV[4])
 end
 local reply = redis.call('HGETALL', KEYS[3])
 table.insert(reply, 1, 1)

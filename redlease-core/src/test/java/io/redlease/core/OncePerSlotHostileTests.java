@@ -203,8 +203,7 @@ class OncePerSlotHostileTests {
                 .as(
                         "a final once-per-slot method was accepted at startup; its body ran %s"
                                 + " times on the leader, and no run marked its slot: %s",
-                        BODY.get(),
-                        outcomes)
+                        BODY.get(), outcomes)
                 .containsKey("slot");
     }
 
@@ -267,11 +266,13 @@ class OncePerSlotHostileTests {
                                         () -> SlotInstance.scheduler("a", Duration.ZERO, 1)));
         instances.add(a);
         a.context.registerBean(
-                PrototypeJob.class, definition -> definition.setScope(BeanDefinition.SCOPE_PROTOTYPE));
+                PrototypeJob.class,
+                definition -> definition.setScope(BeanDefinition.SCOPE_PROTOTYPE));
         a.start();
         Queue<Outcome> outcomes = outcomes(a);
-        a.context.getBean(PrototypeJob.class);
-        Throwable second = catchThrowable(() -> a.context.getBean(PrototypeJob.class));
+        Throwable first = catchThrowable(() -> a.context.getBean(PrototypeJob.class));
+        Throwable second =
+                first != null ? first : catchThrowable(() -> a.context.getBean(PrototypeJob.class));
         if (second != null) {
             assertThat(messages(second)).contains("PrototypeJob.job()");
             return;
@@ -279,13 +280,14 @@ class OncePerSlotHostileTests {
         await().atMost(Duration.ofSeconds(15)).until(() -> RUNS.size() >= 8);
         Map<Instant, List<Ran>> bySlot =
                 RUNS.stream()
-                        .collect(Collectors.groupingBy(Ran::slot, TreeMap::new, Collectors.toList()));
+                        .collect(
+                                Collectors.groupingBy(
+                                        Ran::slot, TreeMap::new, Collectors.toList()));
         assertThat(bySlot.values())
                 .as(
                         "runs of each slot, with the bean that ran it: %s; outcomes in the order"
                                 + " the runs ended: %s",
-                        bySlot,
-                        outcomes)
+                        bySlot, outcomes)
                 .allSatisfy(runs -> assertThat(runs).hasSize(1));
     }
 
@@ -335,8 +337,7 @@ class OncePerSlotHostileTests {
                 .as(
                         "the first slot's first attempt failed and @Retryable retried it (%s"
                                 + " attempts, %s bodies completed); its outcome",
-                        ATTEMPTS.get(),
-                        RUNS.size())
+                        ATTEMPTS.get(), RUNS.size())
                 .isIn(SlotJobs.Result.RUN, SlotJobs.Result.CAUGHT_UP);
     }
 
@@ -364,8 +365,12 @@ class OncePerSlotHostileTests {
         SlotInstance a = instance("a").with(Overloaded.class).start();
         await().atMost(Duration.ofSeconds(10)).until(() -> !RUNS.isEmpty());
         Overloaded bean = a.context.getBean(Overloaded.class);
-        assertThatCode(() -> assertThat(bean.report("2025-03-30")).isEqualTo("report of 2025-03-30"))
-                .as("calling report(String), an overload that is neither @Scheduled nor @LeaderOnly")
+        assertThatCode(
+                        () ->
+                                assertThat(bean.report("2025-03-30"))
+                                        .isEqualTo("report of 2025-03-30"))
+                .as(
+                        "calling report(String), an overload that is neither @Scheduled nor @LeaderOnly")
                 .doesNotThrowAnyException();
     }
 
@@ -417,7 +422,9 @@ class OncePerSlotHostileTests {
                 .until(() -> RUNS.stream().filter(run -> run.instance().equals("b")).count() >= 2);
         List<Ran> runs = List.copyOf(RUNS);
         assertThat(runs.stream().map(run -> run.slot().getEpochSecond() % 2).distinct())
-                .as("the slots of one cron job on two instances, one second apart in zone: %s", runs)
+                .as(
+                        "the slots of one cron job on two instances, one second apart in zone: %s",
+                        runs)
                 .hasSize(1);
     }
 
@@ -433,7 +440,8 @@ class OncePerSlotHostileTests {
                 decorated.add(
                         new FixedRateTask(
                                 () -> {
-                                    Thread.currentThread().setName(Thread.currentThread().getName());
+                                    Thread.currentThread()
+                                            .setName(Thread.currentThread().getName());
                                     runnable.run();
                                 },
                                 task.getIntervalDuration(),
@@ -484,7 +492,9 @@ class OncePerSlotHostileTests {
     @Target(ElementType.METHOD)
     @interface InBackground {}
 
-    /** Runs annotated methods in the background: an asynchronous advice of the application's own. */
+    /**
+     * Runs annotated methods in the background: an asynchronous advice of the application's own.
+     */
     static class BackgroundPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProcessor {
         private static final long serialVersionUID = 1L;
 
@@ -548,9 +558,7 @@ class OncePerSlotHostileTests {
                 .as(
                         "the ledger while the only body that started (%s started, %s returned) is"
                                 + " still running in the background; outcomes %s",
-                        BODY.get(),
-                        COMPLETED.get(),
-                        outcomes)
+                        BODY.get(), COMPLETED.get(), outcomes)
                 .doesNotContainKey("slot");
     }
 
@@ -616,8 +624,7 @@ class OncePerSlotHostileTests {
         assertThat(ledger(job(ToggledJob.class, "job")))
                 .as(
                         "the ledger of a job whose method never ran (%s bodies ran); outcomes %s",
-                        BODY.get(),
-                        outcomes)
+                        BODY.get(), outcomes)
                 .doesNotContainKey("slot");
     }
 
@@ -675,8 +682,7 @@ class OncePerSlotHostileTests {
     @Test
     void aJobOnALazyBeanCreatedWhileLeadingRunsAndMarksItsSlots() {
         SlotInstance a = instance("a");
-        a.context.registerBean(
-                OnDemandJob.class, definition -> definition.setLazyInit(true));
+        a.context.registerBean(OnDemandJob.class, definition -> definition.setLazyInit(true));
         a.start();
         await().atMost(Duration.ofSeconds(10)).until(a.elector::isLeader);
         a.context.getBean(OnDemandJob.class);
@@ -758,10 +764,7 @@ class OncePerSlotHostileTests {
                         "the ledger's completed slot after the third run (slot %s) was interrupted"
                                 + " by its task's cancellation (%s cut short, %s completed);"
                                 + " outcomes %s",
-                        cut,
-                        CUT.get(),
-                        COMPLETED.get(),
-                        outcomes)
+                        cut, CUT.get(), COMPLETED.get(), outcomes)
                 .isBefore(cut);
     }
 
@@ -777,7 +780,9 @@ class OncePerSlotHostileTests {
         }
 
         @Scheduled(fixedDelay = 300)
-        @LeaderOnly(oncePerSlot = true, missedSlots = io.redlease.core.scheduling.MissedSlots.RUN_ALL)
+        @LeaderOnly(
+                oncePerSlot = true,
+                missedSlots = io.redlease.core.scheduling.MissedSlots.RUN_ALL)
         public void job() {
             Slot slot = leadership.slot().orElseThrow();
             if (DELAY_CALLS.incrementAndGet() == 1) {
@@ -806,14 +811,12 @@ class OncePerSlotHostileTests {
                         .findFirst()
                         .orElseThrow();
         boolean ranAgain = RUNS.stream().anyMatch(run -> run.slot().equals(failed));
-        boolean counted =
-                outcomes.stream().anyMatch(o -> o.result() == SlotJobs.Result.MISSED);
+        boolean counted = outcomes.stream().anyMatch(o -> o.result() == SlotJobs.Result.MISSED);
         assertThat(ranAgain || counted)
                 .as(
                         "slot %s failed under RUN_ALL; it neither ran again nor was counted as"
                                 + " missed: outcomes %s",
-                        failed,
-                        outcomes)
+                        failed, outcomes)
                 .isTrue();
     }
 
@@ -894,7 +897,9 @@ class OncePerSlotHostileTests {
         }
 
         @Scheduled(fixedRate = 300)
-        @LeaderOnly(oncePerSlot = true, missedSlots = io.redlease.core.scheduling.MissedSlots.RUN_ALL)
+        @LeaderOnly(
+                oncePerSlot = true,
+                missedSlots = io.redlease.core.scheduling.MissedSlots.RUN_ALL)
         public void job() {
             Slot slot = leadership.slot().orElseThrow();
             RUNS.add(new Ran(slot.job(), slot.time(), 0, "a"));
@@ -921,7 +926,8 @@ class OncePerSlotHostileTests {
         pauser = redis;
         // The elector's client waits 150 ms for a reply (the engine bounds its own round trips).
         StringRedisTemplate impatient =
-                templates.on(server.host(), server.port(), server.password(), Duration.ofMillis(150));
+                templates.on(
+                        server.host(), server.port(), server.password(), Duration.ofMillis(150));
         SlotInstance a = new SlotInstance(impatient, name, "a", Duration.ZERO);
         instances.add(a);
         a.with(StallingJob.class).start();
@@ -934,9 +940,7 @@ class OncePerSlotHostileTests {
                 .as(
                         "runs of slot %s, whose mark Redis applied while its reply was lost; the"
                                 + " ledger %s; outcomes %s",
-                        stalled,
-                        ledger,
-                        outcomes)
+                        stalled, ledger, outcomes)
                 .hasSize(1);
     }
 }

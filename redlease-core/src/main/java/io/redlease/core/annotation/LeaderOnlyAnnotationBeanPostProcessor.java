@@ -4,7 +4,6 @@ import io.redlease.core.Elections;
 import io.redlease.core.UnknownElectionException;
 import io.redlease.core.scheduling.SlotJobs;
 import java.lang.reflect.Method;
-import java.lang.reflect.Modifier;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Supplier;
@@ -17,6 +16,10 @@ import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
 import org.springframework.beans.factory.BeanCreationException;
 import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.HierarchicalBeanFactory;
+import org.springframework.beans.factory.config.ConfigurableBeanFactory;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.beans.factory.config.EmbeddedValueResolver;
 import org.springframework.beans.factory.config.SingletonBeanRegistry;
 import org.springframework.core.Ordered;
 import org.springframework.util.ReflectionUtils;
@@ -51,6 +54,8 @@ public class LeaderOnlyAnnotationBeanPostProcessor
 
     private transient @Nullable SlotJobs slotJobs;
 
+    private transient @Nullable BeanFactory factory;
+
     /** Creates the post-processor. */
     public LeaderOnlyAnnotationBeanPostProcessor() {
         setBeforeExistingAdvisors(true);
@@ -60,13 +65,18 @@ public class LeaderOnlyAnnotationBeanPostProcessor
     @Override
     public void setBeanFactory(BeanFactory beanFactory) {
         super.setBeanFactory(beanFactory);
+        this.factory = beanFactory;
         Supplier<Elections> lookup =
                 SingletonSupplier.of(() -> beanFactory.getBean(Elections.class));
         this.elections = lookup;
         SlotJobs jobs = new SlotJobs(lookup);
         this.slotJobs = jobs;
+        // This context's own jobs, even when a parent context has some: its scheduling asks its
+        // own bean factory for configurers.
         if (beanFactory instanceof SingletonBeanRegistry registry
-                && !beanFactory.containsBean(SLOT_JOBS_BEAN_NAME)) {
+                && !(beanFactory instanceof HierarchicalBeanFactory hierarchical
+                        ? hierarchical.containsLocalBean(SLOT_JOBS_BEAN_NAME)
+                        : beanFactory.containsBean(SLOT_JOBS_BEAN_NAME))) {
             registry.registerSingleton(SLOT_JOBS_BEAN_NAME, jobs);
         }
         Pointcut pointcut =
@@ -100,30 +110,53 @@ public class LeaderOnlyAnnotationBeanPostProcessor
 
     private Map<Method, SlotJobs.Definition> validate(Class<?> type, String beanName) {
         LeaderOnlyRules.checkType(type, beanName);
+        boolean singleton = isSingleton(beanName);
         Map<Method, SlotJobs.Definition> jobs = new LinkedHashMap<>();
         // Each method once, as the class finally declares it (an override replaces its original).
         for (Method method :
                 ReflectionUtils.getUniqueDeclaredMethods(
                         type, ReflectionUtils.USER_DECLARED_METHODS)) {
             LeaderOnly leaderOnly = LeaderOnlyInterceptor.find(method, type);
-            if (leaderOnly != null && isAdvisable(method)) {
-                LeaderOnlyRules.check(method, leaderOnly, beanName);
-                checkElection(method, leaderOnly, beanName);
-                SlotJobs.Definition job =
-                        LeaderOnlyRules.slotJob(method, type, leaderOnly, beanName);
-                if (job != null) {
-                    jobs.put(method, job);
+            if (leaderOnly == null || method.getDeclaringClass() == Object.class) {
+                continue;
+            }
+            LeaderOnlyRules.checkAdvisable(method, type, beanName);
+            if (!LeaderOnlyRules.isAdvisable(method)) {
+                continue; // a method of a @LeaderOnly type that no proxy calls
+            }
+            LeaderOnlyRules.check(method, leaderOnly, beanName);
+            checkElection(method, leaderOnly, beanName);
+            SlotJobs.Definition job =
+                    LeaderOnlyRules.slotJob(method, type, leaderOnly, beanName, this::resolve);
+            if (job != null) {
+                if (!singleton) {
+                    throw LeaderOnlyRules.invalid(
+                            beanName,
+                            method,
+                            "sets oncePerSlot = true on a bean that is not a singleton: every"
+                                    + " instance would run every slot; make the bean a singleton");
                 }
+                jobs.put(method, job);
             }
         }
         return jobs;
     }
 
-    private static boolean isAdvisable(Method method) {
-        int modifiers = method.getModifiers();
-        return !Modifier.isStatic(modifiers)
-                && !Modifier.isPrivate(modifiers)
-                && method.getDeclaringClass() != Object.class;
+    private boolean isSingleton(String beanName) {
+        BeanFactory factory = this.factory;
+        return !(factory instanceof ConfigurableListableBeanFactory listable)
+                || !listable.containsBeanDefinition(beanName)
+                || listable.getBeanDefinition(beanName).isSingleton();
+    }
+
+    /** Resolves a {@code @Scheduled} value as Spring does: placeholders, then SpEL. */
+    private String resolve(String value) {
+        BeanFactory factory = this.factory;
+        if (factory instanceof ConfigurableBeanFactory configurable) {
+            String resolved = new EmbeddedValueResolver(configurable).resolveStringValue(value);
+            return resolved == null ? "" : resolved;
+        }
+        return value;
     }
 
     private void checkElection(Method method, LeaderOnly leaderOnly, String beanName) {

@@ -5,10 +5,13 @@ import io.redlease.core.annotation.LeaderOnly.WhenNotLeader;
 import io.redlease.core.scheduling.MissedSlots;
 import io.redlease.core.scheduling.SlotJobs;
 import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
 import java.util.Set;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Future;
+import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
+import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanCreationException;
 import org.springframework.core.KotlinDetector;
 import org.springframework.core.annotation.AnnotatedElementUtils;
@@ -24,6 +27,42 @@ import org.springframework.util.StringUtils;
 final class LeaderOnlyRules {
 
     private LeaderOnlyRules() {}
+
+    /** Returns whether a proxy can advise the method: it is not static, private or final. */
+    static boolean isAdvisable(Method method) {
+        int modifiers = method.getModifiers();
+        return !Modifier.isStatic(modifiers)
+                && !Modifier.isPrivate(modifiers)
+                && !Modifier.isFinal(modifiers);
+    }
+
+    /**
+     * Refuses {@code @LeaderOnly} on a method no proxy can advise, where it would be silently
+     * ignored: a static, private or final method annotated itself, or a final method of an
+     * annotated type that a proxy would otherwise call.
+     */
+    static void checkAdvisable(Method method, Class<?> type, String beanName) {
+        if (isAdvisable(method)) {
+            return;
+        }
+        int modifiers = method.getModifiers();
+        boolean onMethod =
+                AnnotatedElementUtils.hasAnnotation(
+                        AopUtils.getMostSpecificMethod(method, type), LeaderOnly.class);
+        boolean reachable = !Modifier.isStatic(modifiers) && !Modifier.isPrivate(modifiers);
+        if (onMethod || reachable) {
+            throw invalid(
+                    beanName,
+                    method,
+                    "is "
+                            + (Modifier.isStatic(modifiers)
+                                    ? "static"
+                                    : Modifier.isPrivate(modifiers) ? "private" : "final")
+                            + ", so no proxy can apply @LeaderOnly to it and it would run on every"
+                            + " instance; make it a non-final instance method that callers reach"
+                            + " through the bean");
+        }
+    }
 
     /** Checks what applies to every {@code @LeaderOnly} method. */
     static void check(Method method, LeaderOnly leaderOnly, String beanName) {
@@ -56,7 +95,11 @@ final class LeaderOnlyRules {
      * @return the job's definition, or null when the method is not once-per-slot
      */
     static SlotJobs.@Nullable Definition slotJob(
-            Method method, Class<?> type, LeaderOnly leaderOnly, String beanName) {
+            Method method,
+            Class<?> type,
+            LeaderOnly leaderOnly,
+            String beanName,
+            UnaryOperator<String> resolver) {
         if (!leaderOnly.oncePerSlot()) {
             return null;
         }
@@ -131,12 +174,14 @@ final class LeaderOnlyRules {
                     "sets oncePerSlot = true on a @Scheduled one-time task; a once-per-slot job"
                             + " needs cron, fixedRate or fixedDelay");
         }
+        String cron = only.cron().isEmpty() ? "" : resolver.apply(only.cron());
         return new SlotJobs.Definition(
                 beanName + "." + method.getName(),
                 leaderOnly.value().isEmpty() ? Elections.DEFAULT : leaderOnly.value(),
                 leaderOnly.missedSlots(),
                 maxCatchUp,
-                leaderOnly.interruptOnStepDown());
+                leaderOnly.interruptOnStepDown(),
+                Scheduled.CRON_DISABLED.equals(cron));
     }
 
     /** Refuses once-per-slot settings on a type: they apply to one method each. */

@@ -28,12 +28,25 @@ final class Progress {
     /** Where a fixed delay counts from: the last run's end on this instance, or the ledger's. */
     @Nullable Instant delayFrom;
 
+    /** The newest slot this term has run or tried to run. */
+    @Nullable Instant attempted;
+
+    /**
+     * The slots up to this instant were handled as missed at the term's start; later ones are its
+     * own.
+     */
+    @Nullable Instant until;
+
+    /** The zone the ledger's cron slots were computed in. */
+    final @Nullable String zone;
+
     Progress(long token, SlotLedger.State state) {
         this.token = token;
         this.completedSlot = state.completedSlot();
         this.completedAt = state.completedAt();
         this.epoch = state.epoch();
         this.since = state.since();
+        this.zone = state.zone();
         this.delayFrom = state.completedAt();
     }
 
@@ -48,6 +61,11 @@ final class Progress {
         return handled;
     }
 
+    /** Records that the term has run or tried to run a slot. */
+    void attempt(Instant slot) {
+        attempted = attempted == null ? slot : SlotJob.max(slot, attempted);
+    }
+
     /** Records a slot the term marked complete, and returns the ledger as it now is. */
     SlotLedger.State completed(Instant slot, Instant at, Instant start) {
         completedSlot = slot;
@@ -55,6 +73,6 @@ final class Progress {
         if (epoch == null) {
             epoch = start;
         }
-        return new SlotLedger.State(slot, at, epoch, since, token);
+        return new SlotLedger.State(slot, at, epoch, since, zone, token);
     }
 }

@@ -4,24 +4,25 @@ import io.redlease.core.Slot;
 import io.redlease.core.SlotLedger;
 import io.redlease.core.Term;
 import io.redlease.core.scheduling.SlotJobs.Result;
-import io.redlease.core.scheduling.SlotTrigger.Window;
 import java.lang.reflect.Method;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneId;
 import java.time.temporal.ChronoUnit;
-import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
+import org.springframework.aop.Advisor;
+import org.springframework.aop.framework.Advised;
 
 /**
  * One once-per-slot {@code @Scheduled} method. Each link of its {@link SlotSchedule} comes here
- * with the slot it was scheduled for; on the leader, this decides what that slot means against the
- * term's view of the ledger (run it, skip it as done, run older missed slots first), runs the
- * method inside the term, and marks the slot only if the run completed while the term was active.
- * Runs of one job never overlap within an instance.
+ * with the slot it was scheduled for; on the leader, the term claims the job once (reading the
+ * ledger), and {@link SlotPolicy} decides what the slot means against the term's view of the
+ * ledger; each run ({@link SlotRun}) is marked only if it completed while the term was active. Runs
+ * of one job never overlap within an instance.
  */
 final class SlotJob {
 
@@ -39,12 +40,15 @@ final class SlotJob {
     private final String methodName;
 
     /** The policy the annotation sets; {@link MissedSlots#DEFAULT} takes the application's. */
-    final MissedSlots policy;
+    final MissedSlots missedSlots;
 
     /** The maximum the annotation sets; 0 takes the application's. */
     final int maxCatchUp;
 
     private final boolean interruptOnStepDown;
+
+    /** Whether its cron expression is "-": Spring does not schedule it. */
+    final boolean disabled;
 
     private final SlotJobs jobs;
 
@@ -60,20 +64,37 @@ final class SlotJob {
     /** The ledger as this instance last saw it, for the lag gauge. */
     private volatile SlotLedger.State known = SlotLedger.State.EMPTY;
 
+    /** When this instance last won a term of the job's election, if it was told. */
+    private volatile @Nullable Elected elected;
+
+    /**
+     * A term that cannot run the job (its slots would differ from the ledger's); guarded by lock.
+     */
+    private long refusedToken;
+
+    private final SlotPolicy policy = new SlotPolicy(this);
+
+    private volatile @Nullable Advised advised;
+
+    private volatile @Nullable Advisor advisor;
+
     SlotJob(SlotJobs jobs, SlotJobs.Definition definition, Object target, Method method) {
         this.jobs = jobs;
         this.id = definition.id();
         this.electionId = definition.electionId();
-        this.policy = definition.missedSlots();
+        this.missedSlots = definition.missedSlots();
         this.maxCatchUp = definition.maxCatchUp();
         this.interruptOnStepDown = definition.interruptOnStepDown();
+        this.disabled = definition.disabled();
         this.target = target;
         this.methodName = method.getName();
     }
 
     /** Returns whether this job is the given method of the given bean. */
     boolean runs(@Nullable Object bean, Method method) {
-        return bean == target && method.getName().equals(methodName);
+        return bean == target
+                && method.getParameterCount() == 0
+                && method.getName().equals(methodName);
     }
 
     SlotLedger ledger() {
@@ -89,7 +110,10 @@ final class SlotJob {
         return schedule;
     }
 
-    /** Starts the job's links in place of the task Spring was scheduling for its method. */
+    /**
+     * Starts the job's links in place of the task Spring was scheduling for its method; when this
+     * instance leads already (it was elected before Spring scheduled the job), catches up at once.
+     */
     SlotSchedule start(SlotSchedule started) {
         synchronized (this) {
             if (schedule != null) {
@@ -99,7 +123,38 @@ final class SlotJob {
             schedule = started;
         }
         started.start();
+        if (jobs.leading(electionId) != null) {
+            started.catchUp();
+        }
         return started;
+    }
+
+    /** Records when this instance won a term of the job's election, on the job's clock. */
+    void elected(long token, Instant at) {
+        elected = new Elected(token, at.truncatedTo(ChronoUnit.MILLIS));
+    }
+
+    /**
+     * Moves the advice that confirms a run to the end of the bean's advice, innermost: advice other
+     * post-processors added after redlease's would otherwise run inside it.
+     */
+    void adviseInnermost() {
+        Advised advised = this.advised;
+        Advisor advisor = this.advisor;
+        if (advised != null && advisor != null && advised.removeAdvisor(advisor)) {
+            advised.addAdvisor(advisor);
+        }
+    }
+
+    /** Remembers the advice that confirms runs on the bean's proxy. */
+    void advisedBy(Advised advised, Advisor advisor) {
+        this.advised = advised;
+        this.advisor = advisor;
+    }
+
+    /** Makes the term read the ledger again: after a mark whose outcome is unknown. */
+    void forgetProgress() {
+        progress = null;
     }
 
     /**
@@ -119,8 +174,8 @@ final class SlotJob {
                 return trigger.after(
                         trigger instanceof SlotTrigger.FixedDelay ? now : max(slot, now));
             }
-            runDue(term, at, schedule, slot);
-            return next(at, schedule, slot);
+            policy.runDue(term, at, schedule, slot);
+            return policy.next(at, schedule, slot);
         } catch (RuntimeException ex) {
             logger.warn("redlease: once-per-slot job " + id + " could not handle slot " + slot, ex);
             return trigger.after(max(slot, now(schedule)));
@@ -138,9 +193,10 @@ final class SlotJob {
         lock.lock();
         try {
             Term term = jobs.leading(electionId);
-            Instant now = now(schedule);
-            Progress at = term == null ? null : takeOver(term, schedule, now);
-            return at == null ? null : next(at, schedule, now);
+            Progress at = term == null ? null : takeOver(term, schedule, now(schedule));
+            return at == null
+                    ? null
+                    : policy.next(at, schedule, at.until != null ? at.until : now(schedule));
         } catch (RuntimeException ex) {
             logger.warn("redlease: once-per-slot job " + id + " could not catch up", ex);
             return null;
@@ -151,7 +207,7 @@ final class SlotJob {
 
     /**
      * Claims the job for the term the first time the term touches it, and handles the slots that
-     * came due while no instance ran them, as the policy says.
+     * came due before the term was elected, as the policy says.
      *
      * @param since where the job's slots begin if it has never been claimed: before the slot the
      *     first claim comes for
@@ -163,121 +219,35 @@ final class SlotJob {
             return current;
         }
         progress = null;
-        SlotLedger.State state = ledger().claim(term, since).orElse(null);
+        SlotTrigger trigger = schedule.trigger();
+        ZoneId zone = trigger instanceof SlotTrigger.Cron cron ? cron.clockZone() : null;
+        SlotLedger.State state = ledger().claim(term, since, zone).orElse(null);
         if (state == null) {
             logger.debug("redlease: once-per-slot job " + id + ": " + term + " cannot claim it");
             return null;
         }
         known = state;
+        if (zone != null && state.zone() != null) {
+            // The first instance to claim the job set the zone its slots are computed in.
+            schedule.rezone(ZoneId.of(state.zone()));
+        }
         if (state.epoch() != null) {
             schedule.rephase(state.epoch());
         }
         Progress taken = new Progress(term.token(), state);
         progress = taken;
-        catchUpMissed(term, taken, schedule);
+        Elected won = elected;
+        Instant now = now(schedule);
+        taken.until =
+                won != null && won.token == term.token() && won.at.isBefore(now) ? won.at : now;
+        policy.catchUpMissed(term, taken, schedule);
         return taken;
     }
 
-    private void catchUpMissed(Term term, Progress at, SlotSchedule schedule) {
-        SlotTrigger trigger = schedule.trigger();
-        Instant now = now(schedule);
-        MissedSlots policy = jobs.policy(this);
-        int keep =
-                switch (policy) {
-                    case SKIP -> 0;
-                    case RUN_ALL -> jobs.maxCatchUp(this);
-                    default -> 1;
-                };
-        Instant from = trigger instanceof SlotTrigger.FixedDelay ? at.completedAt : at.handled();
-        if (from == null) {
-            return; // A fixed delay that never completed: nothing is due before its first run.
-        }
-        Window due = trigger.between(from, now, Math.max(keep, 1));
-        if (due.isEmpty()) {
-            return;
-        }
-        List<Instant> runs =
-                due.slots().subList(Math.max(0, due.slots().size() - keep), due.slots().size());
-        drop(at, due, runs.isEmpty() ? null : runs.get(0), due.slots().get(due.slots().size() - 1));
-        if (runs.isEmpty() && trigger instanceof SlotTrigger.FixedDelay) {
-            at.delayFrom = now; // SKIP: the next run comes one delay after the election.
-        }
-        for (Instant slot : runs) {
-            if (run(term, at, schedule, slot, true) != SlotRun.Outcome.COMPLETED) {
-                return;
-            }
-        }
-    }
-
-    /** Runs a tick's slot, after the older due slots the policy keeps. */
-    private void runDue(Term term, Progress at, SlotSchedule schedule, Instant slot) {
-        SlotTrigger trigger = schedule.trigger();
-        Instant handled = at.handled();
-        if (handled != null && !slot.isAfter(handled)) {
-            record(slot, Result.SKIPPED);
-            return;
-        }
-        if (handled == null || trigger instanceof SlotTrigger.FixedDelay) {
-            run(term, at, schedule, slot, false);
-            return;
-        }
-        int older = jobs.policy(this) == MissedSlots.RUN_ALL ? jobs.maxCatchUp(this) : 0;
-        Window due = trigger.between(handled, slot, older + 1);
-        if (due.isEmpty()) {
-            record(slot, Result.SKIPPED);
-            return;
-        }
-        List<Instant> runs = due.slots();
-        drop(at, due, runs.get(0), runs.get(runs.size() - 1));
-        for (int i = 0; i < runs.size(); i++) {
-            boolean own = i == runs.size() - 1;
-            if (run(term, at, schedule, runs.get(i), !own) != SlotRun.Outcome.COMPLETED) {
-                return;
-            }
-        }
-    }
-
-    /** Where the next link goes on the leader: the next slot, or fewer if far behind. */
-    private @Nullable Instant next(Progress at, SlotSchedule schedule, Instant slot) {
-        SlotTrigger trigger = schedule.trigger();
-        Instant now = now(schedule);
-        if (trigger instanceof SlotTrigger.FixedDelay) {
-            return trigger.after(at.delayFrom != null ? at.delayFrom : now);
-        }
-        Instant from = max(slot, at.handled());
-        Instant next = trigger.after(from);
-        if (next == null || next.isAfter(now)) {
-            return next;
-        }
-        // Late: run every slot that came due, unless more than maxCatchUp + 1 are behind.
-        int limit = jobs.maxCatchUp(this) + 1;
-        Window due = trigger.between(from, now, limit);
-        if (due.dropped() > 0) {
-            drop(at, due, due.slots().get(0), due.slots().get(due.slots().size() - 1));
-            return due.slots().get(0);
-        }
-        return next;
-    }
-
-    /**
-     * Records the due slots older than {@code firstKept} as missed and settles them for the term.
-     *
-     * @param firstKept the oldest slot that will run, or null when none will
-     * @param newest the newest due slot
-     */
-    private void drop(Progress at, Window due, @Nullable Instant firstKept, Instant newest) {
-        long dropped = firstKept == null ? due.count() : due.dropped();
-        if (dropped <= 0) {
-            return;
-        }
-        // Slots are whole milliseconds apart: everything before the first kept one is settled.
-        at.settled = firstKept == null ? newest : firstKept.minusMillis(1);
-        jobs.recordMissed(this, firstKept == null ? newest : firstKept, dropped, due.atLeast());
-    }
-
     /** Runs one slot inside the term and marks it if the run completed while the term lasted. */
-    private SlotRun.Outcome run(
+    SlotRun.Outcome run(
             Term term, Progress at, SlotSchedule schedule, Instant slot, boolean catchUp) {
+        at.attempt(slot);
         return new SlotRun(this, new Slot(id, slot, catchUp)).execute(term, at, schedule);
     }
 
@@ -292,6 +262,18 @@ final class SlotJob {
 
     void record(Instant slot, Result result) {
         jobs.record(this, slot, result);
+    }
+
+    void recordMissed(Instant slot, long count, boolean atLeast) {
+        jobs.recordMissed(this, slot, count, atLeast);
+    }
+
+    MissedSlots missedSlots() {
+        return jobs.policy(this);
+    }
+
+    int maxCatchUpSlots() {
+        return jobs.maxCatchUp(this);
     }
 
     /** Returns the scheduler's time, to the millisecond the ledger keeps. */
@@ -345,4 +327,7 @@ final class SlotJob {
     public String toString() {
         return "once-per-slot job " + id;
     }
+
+    /** A term this instance won, and when, on the job's clock. */
+    private record Elected(long token, Instant at) {}
 }

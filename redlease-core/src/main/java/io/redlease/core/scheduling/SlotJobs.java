@@ -9,11 +9,13 @@ import io.redlease.core.Term;
 import java.lang.reflect.Method;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -22,10 +24,11 @@ import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
+import org.springframework.aop.Advisor;
 import org.springframework.aop.framework.Advised;
 import org.springframework.aop.framework.AopProxyUtils;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
-import org.springframework.aop.support.NameMatchMethodPointcut;
+import org.springframework.aop.support.StaticMethodMatcherPointcut;
 import org.springframework.core.Ordered;
 import org.springframework.scheduling.TaskScheduler;
 import org.springframework.scheduling.annotation.SchedulingConfigurer;
@@ -98,20 +101,65 @@ public final class SlotJobs implements SchedulingConfigurer, Ordered {
             throw new IllegalStateException(
                     "redlease: once-per-slot job " + definition.id() + " needs a proxied bean");
         }
+        if (byId.containsKey(definition.id())) {
+            throw new IllegalStateException(
+                    "redlease: once-per-slot job "
+                            + definition.id()
+                            + " is registered twice; a job runs on one singleton bean");
+        }
         SlotJob job = new SlotJob(this, definition, unwrap(proxy), method);
         byMethod.put(new JobKey(unwrap(proxy), method.getName()), job);
         byId.put(job.id, job);
-        advised.addAdvisor(new DefaultPointcutAdvisor(pointcut(method.getName()), advice));
+        Advisor advisor = new DefaultPointcutAdvisor(new RunPointcut(method.getName()), advice);
+        advised.addAdvisor(advisor);
+        job.advisedBy(advised, advisor);
     }
 
-    private static NameMatchMethodPointcut pointcut(String methodName) {
-        NameMatchMethodPointcut pointcut = new NameMatchMethodPointcut();
-        pointcut.setMappedName(methodName);
-        return pointcut;
+    /** Matches the once-per-slot method: its name, and no parameters (an overload is not it). */
+    private static final class RunPointcut extends StaticMethodMatcherPointcut {
+
+        private final String name;
+
+        RunPointcut(String name) {
+            this.name = name;
+        }
+
+        @Override
+        public boolean matches(Method method, Class<?> targetClass) {
+            return method.getParameterCount() == 0 && method.getName().equals(name);
+        }
     }
 
+    /**
+     * Wraps the scheduler, after checking that each job's task is among those Spring is about to
+     * schedule, as redlease can recognise it: a {@link SchedulingConfigurer} that replaced or
+     * wrapped it would leave the job never run.
+     */
     @Override
     public void configureTasks(ScheduledTaskRegistrar registrar) {
+        List<Runnable> tasks = new ArrayList<>();
+        registrar.getCronTaskList().forEach(task -> tasks.add(task.getRunnable()));
+        registrar.getFixedRateTaskList().forEach(task -> tasks.add(task.getRunnable()));
+        registrar.getFixedDelayTaskList().forEach(task -> tasks.add(task.getRunnable()));
+        registrar.getTriggerTaskList().forEach(task -> tasks.add(task.getRunnable()));
+        Set<SlotJob> recognised = new HashSet<>();
+        for (Runnable task : tasks) {
+            SlotJob job = jobFor(task);
+            if (job != null) {
+                recognised.add(job);
+            }
+        }
+        for (SlotJob job : byId.values()) {
+            if (!job.disabled && !recognised.contains(job) && job.schedule() == null) {
+                throw new IllegalStateException(
+                        "redlease: once-per-slot job "
+                                + job.id
+                                + " has no task redlease can recognise among those Spring is about"
+                                + " to schedule: a SchedulingConfigurer replaced or wrapped it, so"
+                                + " the job would never run; leave once-per-slot methods' tasks"
+                                + " to Spring (decorate the scheduler's threads instead)");
+            }
+        }
         TaskScheduler scheduler = registrar.getScheduler();
         if (logger.isDebugEnabled()) {
             logger.debug("redlease: once-per-slot jobs " + byId.keySet() + " run on " + scheduler);
@@ -163,8 +211,12 @@ public final class SlotJobs implements SchedulingConfigurer, Ordered {
             @Override
             public void onElected(long token) {
                 for (SlotJob job : byId.values()) {
+                    if (!job.electionId.equals(id)) {
+                        continue;
+                    }
+                    job.elected(token, job.clock().instant());
                     SlotSchedule schedule = job.schedule();
-                    if (job.electionId.equals(id) && schedule != null) {
+                    if (schedule != null) {
                         schedule.catchUp();
                     }
                 }
@@ -259,7 +311,7 @@ public final class SlotJobs implements SchedulingConfigurer, Ordered {
     }
 
     MissedSlots policy(SlotJob job) {
-        return job.policy == MissedSlots.DEFAULT ? defaultPolicy : job.policy;
+        return job.missedSlots == MissedSlots.DEFAULT ? defaultPolicy : job.missedSlots;
     }
 
     int maxCatchUp(SlotJob job) {
@@ -327,13 +379,16 @@ public final class SlotJobs implements SchedulingConfigurer, Ordered {
      * @param missedSlots the policy for missed slots; {@link MissedSlots#DEFAULT} takes the default
      * @param maxCatchUp the most missed slots {@link MissedSlots#RUN_ALL} runs; 0 takes the default
      * @param interruptOnStepDown whether a run is interrupted when its term ends
+     * @param disabled whether its cron expression is {@code "-"}, so that Spring does not schedule
+     *     it
      */
     public record Definition(
             String id,
             String electionId,
             MissedSlots missedSlots,
             int maxCatchUp,
-            boolean interruptOnStepDown) {}
+            boolean interruptOnStepDown,
+            boolean disabled) {}
 
     /** Hears about every job's runs, skipped links and missed slots. */
     @FunctionalInterface

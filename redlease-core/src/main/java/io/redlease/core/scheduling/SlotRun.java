@@ -76,10 +76,15 @@ final class SlotRun {
     private Outcome runAndMark(Term term, Progress at, SlotSchedule schedule) throws Exception {
         Instant time = slot.time();
         Publisher<?> publisher = schedule.publisher;
-        if (publisher == null) {
-            invoke(schedule.task);
-        } else {
-            subscribe(publisher);
+        schedule.running(Thread.currentThread());
+        try {
+            if (publisher == null) {
+                invoke(schedule.task);
+            } else {
+                subscribe(publisher);
+            }
+        } finally {
+            schedule.running(null);
         }
         Instant completedAt = SlotJob.now(schedule);
         at.delayFrom = completedAt;
@@ -90,6 +95,8 @@ final class SlotRun {
                             + " in front of it answered, or ran it elsewhere)";
         } else if (!term.isActive()) {
             failure = "was cut short: its term (token " + term.token() + ") ended during the run";
+        } else if (schedule.isCancelled()) {
+            failure = "was cut short: its schedule was cancelled during the run";
         } else {
             Instant start =
                     at.epoch != null
@@ -97,7 +104,17 @@ final class SlotRun {
                             : schedule.trigger() instanceof SlotTrigger.FixedRate rate
                                     ? rate.epoch()
                                     : time;
-            SlotLedger.Mark mark = job.ledger().mark(term, time, completedAt, start);
+            SlotLedger.Mark mark;
+            try {
+                mark = job.ledger().mark(term, time, completedAt, start);
+            } catch (RuntimeException ex) {
+                // The mark may have reached Redis: read the ledger again before the next run.
+                job.forgetProgress();
+                throw ex;
+            }
+            if (mark == SlotLedger.Mark.NOT_NEWER) {
+                job.forgetProgress();
+            }
             if (mark == SlotLedger.Mark.MARKED) {
                 job.completed(at.completed(time, completedAt, start));
                 job.record(time, slot.catchUp() ? Result.CAUGHT_UP : Result.RUN);
@@ -220,14 +237,15 @@ final class SlotRun {
             Method method = invocation.getMethod();
             Object target = invocation.getThis();
             SlotRun run = CURRENT.get();
-            if (run != null && !run.entered && run.job.runs(target, method)) {
+            if (run != null && run.job.runs(target, method)) {
+                // The run's call, or a retry of it by advice in front (it returns once it did).
                 run.entered = true;
                 Object result = invocation.proceed();
                 run.returned = true;
                 return result;
             }
             SlotJob job = jobs.find(target, method);
-            if (job != null) {
+            if (job != null && job.runs(target, method)) {
                 throw new IllegalStateException(
                         "redlease: "
                                 + job

@@ -2,6 +2,7 @@ package io.redlease.core.scheduling;
 
 import java.time.Clock;
 import java.time.Instant;
+import java.time.ZoneId;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Delayed;
@@ -64,6 +65,9 @@ final class SlotSchedule implements ScheduledFuture<Object> {
 
     private long generation;
 
+    /** The thread running one of this schedule's slots, if any. */
+    private volatile @Nullable Thread running;
+
     SlotSchedule(
             SlotJob job,
             TaskScheduler scheduler,
@@ -108,6 +112,13 @@ final class SlotSchedule implements ScheduledFuture<Object> {
             throw new IllegalStateException("redlease: " + job + " has no clock yet");
         }
         return known;
+    }
+
+    /** Computes a cron expression's slots in the zone its ledger holds, where it names none. */
+    void rezone(ZoneId zone) {
+        if (trigger instanceof SlotTrigger.Cron cron && !cron.clock().getZone().equals(zone)) {
+            trigger = cron.inZone(zone);
+        }
     }
 
     /** Counts a fixed rate's slots from the start its ledger holds. */
@@ -173,13 +184,26 @@ final class SlotSchedule implements ScheduledFuture<Object> {
         }
     }
 
+    /** Records the thread that runs a slot now, or null when it is done. */
+    void running(@Nullable Thread thread) {
+        running = thread;
+    }
+
+    /**
+     * Ends the chain. A slot running now is not marked; with {@code mayInterruptIfRunning} its
+     * thread is interrupted (and no other scheduler thread is).
+     */
     @Override
     public synchronized boolean cancel(boolean mayInterruptIfRunning) {
         if (!ended.cancel(false)) {
             return false;
         }
         if (pending != null) {
-            pending.cancel(mayInterruptIfRunning);
+            pending.cancel(false);
+        }
+        Thread thread = running;
+        if (mayInterruptIfRunning && thread != null) {
+            thread.interrupt();
         }
         return true;
     }

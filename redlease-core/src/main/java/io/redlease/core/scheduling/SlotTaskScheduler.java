@@ -105,6 +105,7 @@ final class SlotTaskScheduler implements TaskScheduler {
         if (method != null) {
             checkNotAsync(job, method);
         }
+        job.adviseInnermost();
         return job.start(
                 new SlotSchedule(
                         job,
@@ -142,9 +143,15 @@ final class SlotTaskScheduler implements TaskScheduler {
     }
 
     private static void checkPeriod(SlotJob job, String attribute, Duration period) {
-        if (period.toMillis() < 1) {
+        if (period.toMillis() < 1 || period.toNanos() % 1_000_000 != 0) {
             throw refused(
-                    job, "has " + attribute + " " + period + "; slots must be at least 1 ms apart");
+                    job,
+                    "has "
+                            + attribute
+                            + " "
+                            + period
+                            + "; slots are kept to the millisecond, so it must be a whole number of"
+                            + " milliseconds, at least 1");
         }
     }
 

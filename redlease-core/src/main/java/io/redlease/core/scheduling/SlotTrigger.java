@@ -3,6 +3,8 @@ package io.redlease.core.scheduling;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
 import java.time.temporal.ChronoUnit;
 import java.util.ArrayDeque;
 import java.util.List;
@@ -65,6 +67,38 @@ sealed interface SlotTrigger {
 
     /** A cron trigger's fire times, in its zone, or else the zone of the scheduler's clock. */
     record Cron(Trigger trigger, Clock clock) implements SlotTrigger {
+
+        /**
+         * Two zones apart by a number of seconds that no period of an expression divides, so that
+         * an expression whose fire times depend on the zone fires differently in them.
+         */
+        private static final ZoneId[] PROBES = {
+            ZoneOffset.UTC, ZoneOffset.ofHoursMinutesSeconds(5, 45, 7)
+        };
+
+        /**
+         * Returns the zone of the scheduler's clock when the fire times depend on it (the
+         * expression names no zone and its fire times are not whole seconds apart), else null:
+         * instances whose clocks are in different zones would compute different slots.
+         */
+        @Nullable ZoneId clockZone() {
+            Instant from = Instant.parse("2026-01-01T00:00:00Z");
+            Instant first = null;
+            for (ZoneId zone : PROBES) {
+                Instant next = new Cron(trigger, clock.withZone(zone)).after(from);
+                if (first == null) {
+                    first = next;
+                } else if (next != null && !next.equals(first)) {
+                    return clock.getZone();
+                }
+            }
+            return null;
+        }
+
+        /** The same expression, computed in another zone where it names none. */
+        Cron inZone(ZoneId zone) {
+            return new Cron(trigger, clock.withZone(zone));
+        }
 
         @Override
         public @Nullable Instant first(Instant now) {

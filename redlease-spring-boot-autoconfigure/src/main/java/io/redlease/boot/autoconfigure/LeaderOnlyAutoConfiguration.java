@@ -10,6 +10,7 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.SearchStrategy;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
@@ -33,8 +34,10 @@ public final class LeaderOnlyAutoConfiguration {
     @ConditionalOnBooleanProperty(name = "redlease.enabled", matchIfMissing = true)
     static class Enabled {
 
+        // A parent context's post-processor does not process this context's beans: search here
+        // only.
         @Bean
-        @ConditionalOnMissingBean
+        @ConditionalOnMissingBean(search = SearchStrategy.CURRENT)
         static LeaderOnlyAnnotationBeanPostProcessor leaderOnlyAnnotationBeanPostProcessor() {
             LeaderOnlyAnnotationBeanPostProcessor postProcessor =
                     new LeaderOnlyAnnotationBeanPostProcessor();

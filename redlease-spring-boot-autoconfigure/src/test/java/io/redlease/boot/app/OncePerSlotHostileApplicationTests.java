@@ -326,8 +326,7 @@ class OncePerSlotHostileApplicationTests {
         CAUGHT.clear();
         // The job last completed a slot a minute ago: every slot since then was missed.
         long lastMinute = (System.currentTimeMillis() - 60_000) / 5_000 * 5_000;
-        try (io.lettuce.core.RedisClient client =
-                        io.lettuce.core.RedisClient.create(server.url());
+        try (io.lettuce.core.RedisClient client = io.lettuce.core.RedisClient.create(server.url());
                 var connection = client.connect()) {
             connection
                     .sync()
@@ -357,8 +356,7 @@ class OncePerSlotHostileApplicationTests {
                 .as(
                         "the first slot run after the election at %s (RUN_LATEST: the most recent"
                                 + " missed slot, right after election); runs %s",
-                        electedAt,
-                        CAUGHT)
+                        electedAt, CAUGHT)
                 .isBefore(electedAt);
     }
 }
