@@ -5,12 +5,10 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 import io.redlease.core.annotation.LeaderOnly;
-import io.redlease.core.annotation.LeaderOnlyAnnotationBeanPostProcessor;
 import io.redlease.core.scheduling.MissedSlots;
 import io.redlease.core.scheduling.SlotJobs;
 import io.redlease.test.RedisExtension;
 import io.redlease.test.RedisServer;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -29,13 +27,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.beans.factory.BeanCreationException;
-import org.springframework.context.annotation.AnnotationConfigApplicationContext;
-import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
 import org.springframework.data.redis.core.StringRedisTemplate;
-import org.springframework.scheduling.annotation.EnableScheduling;
 import org.springframework.scheduling.annotation.Scheduled;
-import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
 
 /**
  * {@code @LeaderOnly(oncePerSlot = true)} with Spring's own scheduler, several instances in one JVM
@@ -55,7 +48,7 @@ class OncePerSlotTests {
 
     private final Templates templates = new Templates();
 
-    private final List<Instance> instances = new ArrayList<>();
+    private final List<SlotInstance> instances = new ArrayList<>();
 
     private StringRedisTemplate redis;
 
@@ -73,92 +66,20 @@ class OncePerSlotTests {
     @AfterEach
     void tearDown() {
         release.countDown();
-        for (Instance instance : instances) {
+        for (SlotInstance instance : instances) {
             instance.close();
         }
         templates.close();
     }
 
-    /** One application instance: a context, its elector and its scheduler on a skewed clock. */
-    final class Instance implements AutoCloseable {
-
-        final String id;
-
-        final Elector elector;
-
-        final AnnotationConfigApplicationContext context = new AnnotationConfigApplicationContext();
-
-        Instance(String id, Duration skew, Class<?>... components) {
-            this.id = id;
-            Clock clock = Clock.offset(Clock.systemUTC(), skew);
-            context.registerBean(
-                    "taskScheduler",
-                    ThreadPoolTaskScheduler.class,
-                    () -> {
-                        ThreadPoolTaskScheduler scheduler = new ThreadPoolTaskScheduler();
-                        scheduler.setPoolSize(2);
-                        scheduler.setClock(clock);
-                        scheduler.setThreadNamePrefix(id + "-");
-                        return scheduler;
-                    });
-            this.elector =
-                    new Elector(
-                            redis,
-                            ElectorConfig.builder(name)
-                                    .instanceId(id)
-                                    .ttl(Duration.ofSeconds(1))
-                                    .renewInterval(Duration.ofMillis(100))
-                                    .acquireInterval(Duration.ofMillis(100))
-                                    .observer(
-                                            new Observer() {
-                                                @Override
-                                                public void onElected(long token) {
-                                                    context.getBean(
-                                                                    LeaderOnlyAnnotationBeanPostProcessor
-                                                                            .class)
-                                                            .slotJobs()
-                                                            .observer(Elections.DEFAULT)
-                                                            .onElected(token);
-                                                }
-                                            })
-                                    .build());
-            context.registerBean(Elections.class, () -> Elections.of(elector));
-            context.registerBean(
-                    LeadershipContext.class,
-                    () -> new LeadershipContext(context.getBean(Elections.class)));
-            context.registerBean("instanceId", String.class, () -> id);
-            context.register(Infrastructure.class);
-            if (components.length > 0) {
-                context.register(components);
-            }
-            instances.add(this);
+    /** Creates an instance whose scheduler's clock is skewed, with the given components. */
+    private SlotInstance instance(String id, Duration skew, Class<?>... components) {
+        SlotInstance instance = new SlotInstance(redis, name, id, skew);
+        if (components.length > 0) {
+            instance.with(components);
         }
-
-        Instance start() {
-            context.refresh();
-            elector.start();
-            return this;
-        }
-
-        SlotJobs jobs() {
-            return context.getBean(LeaderOnlyAnnotationBeanPostProcessor.class).slotJobs();
-        }
-
-        @Override
-        public void close() {
-            elector.close();
-            context.close();
-        }
-    }
-
-    @Configuration(proxyBeanMethods = false)
-    @EnableScheduling
-    static class Infrastructure {
-
-        @Bean
-        static LeaderOnlyAnnotationBeanPostProcessor leaderOnlyPostProcessor() {
-            return new LeaderOnlyAnnotationBeanPostProcessor();
-        }
+        instances.add(instance);
+        return instance;
     }
 
     /** A completed run: who ran which slot of which job, and when (on the shared real clock). */
@@ -235,7 +156,7 @@ class OncePerSlotTests {
         assertThat(bySlot.values()).allSatisfy(same -> assertThat(same).hasSize(1));
     }
 
-    private Instance leader() {
+    private SlotInstance leader() {
         await().atMost(Duration.ofSeconds(10))
                 .until(() -> instances.stream().anyMatch(instance -> instance.elector.isLeader()));
         return instances.stream()
@@ -246,11 +167,11 @@ class OncePerSlotTests {
 
     @Test
     void slotsRunOnceAcrossHandOffsBetweenInstancesWithSkewedClocks() {
-        new Instance("a", Duration.ZERO, EverySecond.class).start();
-        new Instance("b", Duration.ofMillis(300), EverySecond.class).start();
-        new Instance("c", Duration.ofMillis(-400), EverySecond.class).start();
+        instance("a", Duration.ZERO, EverySecond.class).start();
+        instance("b", Duration.ofMillis(300), EverySecond.class).start();
+        instance("c", Duration.ofMillis(-400), EverySecond.class).start();
         for (int handOff = 0; handOff < 6; handOff++) {
-            Instance leader = leader();
+            SlotInstance leader = leader();
             int before = runs("cron").size();
             // Hand off once this leader has run a cron slot of its own.
             await().atMost(Duration.ofSeconds(10))
@@ -264,7 +185,7 @@ class OncePerSlotTests {
         }
         int total = runs("cron").size();
         await().atMost(Duration.ofSeconds(10)).until(() -> runs("cron").size() > total + 1);
-        instances.forEach(Instance::close);
+        instances.forEach(SlotInstance::close);
 
         List<Run> cron = runs("cron");
         assertEachSlotOnce(cron);
@@ -348,7 +269,7 @@ class OncePerSlotTests {
     }
 
     /** Starts one instance whose job last completed a slot ten seconds ago. */
-    private Instance startSeeded(Class<?> job, String beanName, Collection<Long> missed) {
+    private SlotInstance startSeeded(Class<?> job, String beanName, Collection<Long> missed) {
         Instant completed =
                 Instant.now().minusSeconds(10).truncatedTo(java.time.temporal.ChronoUnit.SECONDS);
         redis.opsForHash()
@@ -357,7 +278,7 @@ class OncePerSlotTests {
                         Map.of(
                                 "slot", Long.toString(completed.toEpochMilli()),
                                 "completed", Long.toString(completed.toEpochMilli())));
-        Instance instance = new Instance("a", Duration.ZERO);
+        SlotInstance instance = instance("a", Duration.ZERO);
         instance.context.registerBean(beanName, job);
         instance.context.refresh();
         instance.jobs()
@@ -391,7 +312,7 @@ class OncePerSlotTests {
     @Test
     void runLatestRunsOnlyTheMostRecentMissedSlotRightAfterElection() {
         Collection<Long> missed = new ConcurrentLinkedQueue<>();
-        Instance instance = startSeeded(RunLatest.class, "runLatest", missed);
+        SlotInstance instance = startSeeded(RunLatest.class, "runLatest", missed);
         await().atMost(Duration.ofSeconds(10))
                 .until(() -> RUNS.stream().anyMatch(Predicate.not(Run::catchUp)));
         await().atMost(Duration.ofSeconds(10)).until(() -> RUNS.size() >= 3);
@@ -456,7 +377,7 @@ class OncePerSlotTests {
                                 Long.toString(earlier),
                                 "completed",
                                 Long.toString(earlier)));
-        Instance a = new Instance("a", Duration.ZERO, Stubborn.class).start();
+        SlotInstance a = instance("a", Duration.ZERO, Stubborn.class).start();
         await().atMost(Duration.ofSeconds(10)).until(a.elector::isLeader);
         assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
         long staleToken = a.elector.token().orElseThrow();
@@ -465,7 +386,7 @@ class OncePerSlotTests {
         // a stops contending but keeps its term while its run is held; then its lease is lost
         // and b takes over and catches the slot up.
         a.elector.stopAsync(Duration.ofSeconds(30));
-        Instance b = new Instance("b", Duration.ZERO, Stubborn.class).start();
+        SlotInstance b = instance("b", Duration.ZERO, Stubborn.class).start();
         redis.delete(name + ":leader");
         await().atMost(Duration.ofSeconds(10)).until(() -> !a.elector.isLeader());
         await().atMost(Duration.ofSeconds(10)).until(b.elector::isLeader);
@@ -542,8 +463,8 @@ class OncePerSlotTests {
     }
 
     private void assertStartupFails(Class<?> component, String method, String rule) {
-        Instance instance =
-                new Instance("bad-" + component.getSimpleName(), Duration.ZERO, component);
+        SlotInstance instance =
+                instance("bad-" + component.getSimpleName(), Duration.ZERO, component);
         assertThatExceptionOfType(BeanCreationException.class)
                 .isThrownBy(instance.context::refresh)
                 .satisfies(ex -> assertThat(rootMessage(ex)).contains(method).contains(rule));
@@ -559,7 +480,7 @@ class OncePerSlotTests {
 
     @Test
     void theSlotIsEmptyOutsideAOncePerSlotRun() {
-        Instance instance = new Instance("a", Duration.ZERO, EverySecond.class).start();
+        SlotInstance instance = instance("a", Duration.ZERO, EverySecond.class).start();
         LeadershipContext leadership = instance.context.getBean(LeadershipContext.class);
         await().atMost(Duration.ofSeconds(10)).until(() -> !runs("cron").isEmpty());
         assertThat(leadership.slot()).isEmpty();
