@@ -26,13 +26,27 @@ public final class BoundTermAccessor implements ThreadLocalAccessor<List<Term>> 
         return BoundTerms.snapshot();
     }
 
+    /** Opens a scope in which the thread carries the terms, inside whatever it does already. */
     @Override
     public void setValue(List<Term> terms) {
-        BoundTerms.restore(terms);
+        BoundTerms.carry(terms);
     }
 
+    /** Opens a scope in which the thread carries no term: the work it runs has none. */
     @Override
     public void setValue() {
-        BoundTerms.restore(null);
+        BoundTerms.carry(List.of());
+    }
+
+    /** Closes the scope the last {@code setValue} opened. */
+    @Override
+    public void restore(List<Term> previous) {
+        BoundTerms.endCarry();
+    }
+
+    /** Closes the scope the last {@code setValue} opened. */
+    @Override
+    public void restore() {
+        BoundTerms.endCarry();
     }
 }

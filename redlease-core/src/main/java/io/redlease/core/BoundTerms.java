@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 import reactor.util.context.Context;
+import reactor.util.context.ContextView;
 
 /**
  * The terms whose work the current thread is doing, innermost first.
@@ -15,17 +16,16 @@ import reactor.util.context.Context;
  * the same moment, and the outer code must learn that its own work was cut short).
  *
  * <p>Work that continues on other threads carries its terms along: a {@link #snapshot()} taken
- * where the work starts is set as the {@linkplain #restore propagated} terms of the thread that
- * continues it (by Micrometer context propagation, {@link BoundTermAccessor}), and a reactive
- * subscription holds them in its Reactor {@code Context} under {@link #KEY}. Propagated terms are
- * found after the thread's own, whether or not they are still active, so that work that outlives
- * its term writes with that term's token and is refused.
+ * where the work starts is {@linkplain #carry carried} by the thread that continues it (by
+ * Micrometer context propagation, {@link BoundTermAccessor}), and a reactive subscription holds
+ * them in its Reactor {@code Context} under {@link #KEY}. Carried terms are a scope of their own,
+ * the innermost one: inside it the thread answers for those terms only, whether or not they are
+ * still active, so that work that outlives its term writes with that term's token and is refused,
+ * even on a thread that is doing another term's work around it.
  */
 final class BoundTerms {
 
     private static final ThreadLocal<@Nullable Frames> frames = new ThreadLocal<>();
-
-    private static final ThreadLocal<@Nullable List<Term>> propagated = new ThreadLocal<>();
 
     /** The key of the carried terms in a Reactor {@code Context} and in context propagation. */
     static final String KEY = "io.redlease.terms";
@@ -43,13 +43,8 @@ final class BoundTerms {
         if (interrupt ? !term.bind(thread) : !term.isActive()) {
             return null;
         }
-        Frames stack = frames.get();
-        if (stack == null) {
-            stack = new Frames();
-            frames.set(stack);
-        }
         Frame frame = new Frame(term, interrupt);
-        stack.push(frame);
+        stack().push(frame);
         return frame;
     }
 
@@ -60,7 +55,7 @@ final class BoundTerms {
             throw new IllegalStateException("redlease: term frames unbound out of order");
         }
         stack.pop();
-        if (frame.interrupt && frame.term.unbind(Thread.currentThread())) {
+        if (frame.interrupt && frame.term != null && frame.term.unbind(Thread.currentThread())) {
             stack.interruptedByTermEnd = true;
         }
         if (stack.isEmpty()) {
@@ -72,80 +67,65 @@ final class BoundTerms {
         }
     }
 
-    /** Returns whether the term is bound to the current thread. */
+    /** Returns whether the term is the innermost one of its elector that the thread works for. */
     static boolean isBound(Term term) {
-        Frames stack = frames.get();
-        if (stack != null) {
-            for (Frame frame : stack) {
-                if (frame.term == term) {
-                    return true;
-                }
-            }
-        }
-        return false;
+        return of(term.elector()) == term;
     }
 
-    /** Returns the innermost term of the elector bound to this thread, if any. */
+    /** Returns the innermost term of the elector the thread works for, if any. */
     static @Nullable Term of(Elector elector) {
         Frames stack = frames.get();
         if (stack != null) {
             for (Frame frame : stack) {
-                if (frame.term.elector() == elector) {
-                    return frame.term;
-                }
-            }
-        }
-        List<Term> carried = propagated.get();
-        if (carried != null) {
-            for (Term term : carried) {
-                if (term.elector() == elector) {
-                    return term;
+                if (frame.term != null) {
+                    if (frame.term.elector() == elector) {
+                        return frame.term;
+                    }
+                } else {
+                    // Carried terms are the whole answer of their scope.
+                    return find(frame.carried, elector);
                 }
             }
         }
         return null;
     }
 
-    /** Returns every term the current thread works for, innermost first, or null if none. */
+    /** Returns every term the thread works for, innermost first, or null if none. */
     static @Nullable List<Term> snapshot() {
         Frames stack = frames.get();
-        List<Term> carried = propagated.get();
-        if (stack == null && carried == null) {
+        if (stack == null) {
             return null;
         }
         List<Term> terms = new ArrayList<>();
-        if (stack != null) {
-            for (Frame frame : stack) {
+        for (Frame frame : stack) {
+            if (frame.term != null) {
                 terms.add(frame.term);
+            } else {
+                terms.addAll(frame.carried);
+                break;
             }
         }
-        if (carried != null) {
-            terms.addAll(carried);
-        }
-        return List.copyOf(terms);
+        return terms.isEmpty() ? null : List.copyOf(terms);
     }
 
     /**
-     * Makes {@code terms} (a {@link #snapshot()}) the terms the current thread carries for work
-     * started elsewhere; null carries none. Terms the thread has bound itself are left to it.
+     * Opens a scope in which the thread carries {@code terms} (a {@link #snapshot()} taken where
+     * the work started; empty carries none) for work started elsewhere; {@link #endCarry()} closes
+     * it.
      */
-    static void restore(@Nullable List<Term> terms) {
-        if (terms == null || terms.isEmpty()) {
-            propagated.remove();
-            return;
-        }
+    static void carry(List<Term> terms) {
+        Frame frame = new Frame(List.copyOf(terms));
+        stack().push(frame);
+    }
+
+    /** Closes the innermost scope {@link #carry} opened. */
+    static void endCarry() {
         Frames stack = frames.get();
-        List<Term> carried = new ArrayList<>(terms);
-        if (stack != null) {
-            for (Frame frame : stack) {
-                carried.remove(frame.term);
-            }
+        Frame top = stack == null ? null : stack.peek();
+        if (top == null || top.term != null) {
+            throw new IllegalStateException("redlease: carried terms restored out of order");
         }
-        if (carried.isEmpty()) {
-            propagated.remove();
-        } else {
-            propagated.set(List.copyOf(carried));
-        }
+        unbind(top);
     }
 
     /** Returns the Reactor context with {@code term} innermost among the terms it carries. */
@@ -158,9 +138,12 @@ final class BoundTerms {
     }
 
     /** Returns the innermost term of the elector that a Reactor context carries, if any. */
-    static @Nullable Term of(Elector elector, reactor.util.context.ContextView context) {
-        List<Term> carried = context.getOrDefault(KEY, List.of());
-        for (Term term : carried) {
+    static @Nullable Term of(Elector elector, ContextView context) {
+        return find(context.getOrDefault(KEY, List.of()), elector);
+    }
+
+    private static @Nullable Term find(List<Term> terms, Elector elector) {
+        for (Term term : terms) {
             if (term.elector() == elector) {
                 return term;
             }
@@ -168,16 +151,34 @@ final class BoundTerms {
         return null;
     }
 
-    /** One binding of a term to the thread. */
+    private static Frames stack() {
+        Frames stack = frames.get();
+        if (stack == null) {
+            stack = new Frames();
+            frames.set(stack);
+        }
+        return stack;
+    }
+
+    /** One binding of the thread: a term it works for, or the terms it carries. */
     static final class Frame {
 
-        final Term term;
+        final @Nullable Term term;
 
         final boolean interrupt;
+
+        final List<Term> carried;
 
         Frame(Term term, boolean interrupt) {
             this.term = term;
             this.interrupt = interrupt;
+            this.carried = List.of();
+        }
+
+        Frame(List<Term> carried) {
+            this.term = null;
+            this.interrupt = false;
+            this.carried = carried;
         }
     }
 

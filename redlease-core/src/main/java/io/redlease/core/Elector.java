@@ -14,6 +14,7 @@ import org.springframework.data.redis.core.ReactiveStringRedisTemplate;
 import org.springframework.data.redis.core.RedisAccessor;
 import org.springframework.data.redis.core.RedisOperations;
 import org.springframework.data.redis.core.StringRedisTemplate;
+import reactor.util.context.ContextView;
 
 /**
  * Lease-based leader election on Redis with fencing tokens: one instance at a time holds the lease
@@ -172,6 +173,23 @@ public final class Elector implements AutoCloseable {
     /** Returns the current term, or empty when not leading. */
     public Optional<Term> term() {
         return Optional.ofNullable(runs.current());
+    }
+
+    /**
+     * Returns the term of this election that the calling thread works for: bound by {@link
+     * Term#execute} or a {@code LeaderOnly} call, or carried by work started in it (through context
+     * propagation), even if it has ended; empty elsewhere.
+     */
+    public Optional<Term> boundTerm() {
+        return Optional.ofNullable(BoundTerms.of(this));
+    }
+
+    /**
+     * Returns the term of this election that a reactive subscription's context carries (work of a
+     * {@code LeaderOnly} method returning a publisher, {@link Term#executeReactive}), if any.
+     */
+    public Optional<Term> termIn(ContextView context) {
+        return Optional.ofNullable(BoundTerms.of(this, context));
     }
 
     /**

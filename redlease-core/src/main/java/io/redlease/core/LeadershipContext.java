@@ -70,7 +70,7 @@ public final class LeadershipContext {
      * fenced database transactions.
      */
     public Optional<Term> boundTerm() {
-        return Optional.ofNullable(BoundTerms.of(elector()));
+        return elector().boundTerm();
     }
 
     /**
@@ -90,7 +90,7 @@ public final class LeadershipContext {
         return Mono.deferContextual(
                 context -> {
                     Elector elector = elector();
-                    Term carried = BoundTerms.of(elector, context);
+                    Term carried = elector.termIn(context).orElse(null);
                     return Mono.justOrEmpty(carried != null ? carried : term().orElse(null));
                 });
     }

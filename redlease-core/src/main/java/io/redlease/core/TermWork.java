@@ -22,13 +22,18 @@ final class TermWork {
 
     static <T> Flux<T> reactive(
             Term term, CallGate gate, Supplier<? extends Publisher<T>> work, boolean cancelOnEnd) {
-        return Flux.defer(
-                () -> {
-                    CallGate.Entry entry = gate.enter(String.valueOf(work));
-                    if (entry == null) {
+        return Flux.deferContextual(
+                context -> {
+                    // Work of this term already (a call bound to the subscribing thread, or the
+                    // subscription it is part of) holds the admission: as a nested call does.
+                    boolean nested =
+                            BoundTerms.isBound(term)
+                                    || BoundTerms.of(term.elector(), context) == term;
+                    CallGate.Entry entry = nested ? null : gate.enter(String.valueOf(work));
+                    if (!nested && entry == null) {
                         return Flux.error(term.notActive());
                     }
-                    Runnable exit = once(() -> gate.exit(entry));
+                    Runnable exit = entry == null ? () -> {} : once(() -> gate.exit(entry));
                     Publisher<T> publisher;
                     try {
                         publisher = assemble(term, work);
@@ -46,10 +51,19 @@ final class TermWork {
                                                         () ->
                                                                 cut.get()
                                                                         ? Mono.error(
-                                                                                term.notActive())
-                                                                        : Mono.empty()));
+                                                                                new TermEndedException(
+                                                                                        term, null))
+                                                                        : Mono.empty()))
+                                        // A body that fails as it is cancelled was cut short.
+                                        .onErrorMap(
+                                                failure ->
+                                                        !term.isActive()
+                                                                && !(failure
+                                                                        instanceof
+                                                                        TermEndedException),
+                                                failure -> new TermEndedException(term, failure));
                     }
-                    return flux.contextWrite(context -> BoundTerms.inContext(context, term))
+                    return flux.contextWrite(inner -> BoundTerms.inContext(inner, term))
                             .doFinally(signal -> exit.run());
                 });
     }

@@ -80,8 +80,9 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
             }
             return publisher;
         }
-        Term term = elector.term().orElse(null);
+        Term term = termOf(elector);
         if (term == null || !term.isActive()) {
+            // Not leading, or work of an ended term that may not start leader-only work.
             return notLeader(method, leaderOnly, elector);
         }
         try {
@@ -89,7 +90,7 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
                     ? term.executeAsync(new AsyncCall(invocation), leaderOnly.interruptOnStepDown())
                     : term.execute(new Call(invocation), leaderOnly.interruptOnStepDown());
         } catch (TermEndedException ex) {
-            if (ex.term() == term) {
+            if (ex.term() == term && ex.isBeforeStart()) {
                 // The term ended between the check and the call: the method did not run.
                 return notLeader(method, leaderOnly, elector);
             }
@@ -166,6 +167,15 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
             throw notLeaderException(method, elector);
         }
         return skippedResult(type);
+    }
+
+    /**
+     * Returns the term a call runs in: the one the calling thread works for, even if it has ended
+     * (work of an ended term starts no leader-only work, also not in a newer term), else the
+     * elector's current one.
+     */
+    static @Nullable Term termOf(Elector elector) {
+        return elector.boundTerm().or(elector::term).orElse(null);
     }
 
     static NotLeaderException notLeaderException(Method method, Elector elector) {

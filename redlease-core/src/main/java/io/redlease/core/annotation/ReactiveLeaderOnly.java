@@ -2,6 +2,7 @@ package io.redlease.core.annotation;
 
 import io.redlease.core.Elector;
 import io.redlease.core.Term;
+import io.redlease.core.TermEndedException;
 import io.redlease.core.annotation.LeaderOnly.WhenNotLeader;
 import java.lang.reflect.Method;
 import java.util.concurrent.CompletionStage;
@@ -14,6 +15,7 @@ import org.springframework.core.ReactiveAdapter;
 import org.springframework.core.ReactiveAdapterRegistry;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.util.context.ContextView;
 
 /**
  * {@code @LeaderOnly} on a method that returns a publisher (or a Kotlin {@code suspend} function,
@@ -51,31 +53,53 @@ final class ReactiveLeaderOnly {
             Elector elector) {
         Method method = invocation.getMethod();
         Flux<Object> decided =
-                Flux.defer(
-                        () -> {
-                            Term term = elector.term().filter(Term::isActive).orElse(null);
-                            if (term == null) {
-                                return leaderOnly.whenNotLeader() == WhenNotLeader.REJECT
-                                        ? Flux.error(
-                                                LeaderOnlyInterceptor.notLeaderException(
-                                                        method, elector))
-                                        : Flux.empty();
+                Flux.deferContextual(
+                        context -> {
+                            Term term = termAt(elector, context);
+                            if (term == null || !term.isActive()) {
+                                return notLeader(method, leaderOnly, elector);
                             }
                             return term.executeReactive(
-                                    () -> publisher(invocation, adapter),
-                                    leaderOnly.interruptOnStepDown());
+                                            () -> publisher(invocation, adapter),
+                                            leaderOnly.interruptOnStepDown())
+                                    .onErrorResume(
+                                            TermEndedException.class,
+                                            ex ->
+                                                    ex.term() == term && ex.isBeforeStart()
+                                                            ? notLeader(method, leaderOnly, elector)
+                                                            : Flux.error(ex));
                         });
         return adapter.fromPublisher(decided);
+    }
+
+    /**
+     * Returns the term a subscription runs in: the one its context or its thread carries, even if
+     * it has ended (work of an ended term starts no leader-only work), else the current one.
+     */
+    private static @Nullable Term termAt(Elector elector, ContextView context) {
+        Term carried = elector.termIn(context).orElse(null);
+        return carried != null ? carried : LeaderOnlyInterceptor.termOf(elector);
+    }
+
+    private static Flux<Object> notLeader(Method method, LeaderOnly leaderOnly, Elector elector) {
+        return leaderOnly.whenNotLeader() == WhenNotLeader.REJECT
+                ? Flux.error(LeaderOnlyInterceptor.notLeaderException(method, elector))
+                : Flux.empty();
     }
 
     /** Calls the method once more for this subscription, and returns its publisher. */
     @SuppressWarnings("unchecked")
     private static Publisher<Object> publisher(
             MethodInvocation invocation, ReactiveAdapter adapter) {
-        MethodInvocation call =
-                invocation instanceof ProxyMethodInvocation proxied
-                        ? proxied.invocableClone()
-                        : invocation;
+        MethodInvocation call = invocation;
+        if (invocation instanceof ProxyMethodInvocation proxied) {
+            ProxyMethodInvocation clone = (ProxyMethodInvocation) proxied.invocableClone();
+            if (KotlinDetector.isKotlinPresent()
+                    && KotlinDetector.isSuspendingFunction(invocation.getMethod())) {
+                SuspendingCalls.propagateContext(clone);
+            }
+            call = clone;
+        }
         Object result;
         try {
             result = call.proceed();

@@ -60,8 +60,20 @@ final class SlotRun {
         try {
             return term.execute(() -> runAndMark(term, at, schedule), job.interruptOnStepDown());
         } catch (TermEndedException ex) {
-            if (ex.term() == term) {
+            if (ex.term() == term && ex.isBeforeStart()) {
                 return Outcome.NOT_STARTED; // The term ended before the run could start.
+            }
+            if (ex.term() == term) {
+                logger.warn(
+                        "redlease: "
+                                + job
+                                + " slot "
+                                + slot.time()
+                                + " was cut short: its term (token "
+                                + term.token()
+                                + ") ended during the run; it is not marked");
+                job.record(slot.time(), Result.FAILED);
+                return Outcome.FAILED;
             }
             job.record(slot.time(), Result.FAILED);
             throw ex;
