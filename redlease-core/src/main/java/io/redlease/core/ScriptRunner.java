@@ -3,6 +3,9 @@ package io.redlease.core;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -96,7 +99,7 @@ interface ScriptRunner {
         public <T> CompletableFuture<T> run(
                 RedisScript<T> script, List<String> keys, List<String> args) {
             RedisClusterAsyncCommands<byte[], byte[]> current = commands;
-            if (current != null && !current.isOpen()) {
+            if (closed(current)) {
                 // The factory was stopped (a context's stop()) or reset: its shared connection is
                 // closed for good, and a started factory hands out a new one.
                 commands = null;
@@ -176,12 +179,27 @@ interface ScriptRunner {
                 RedisClusterAsyncCommands<byte[], byte[]> current = commands;
                 if (translated instanceof RedisConnectionFailureException
                         || cause instanceof RedisException
-                                && (!factory.isRunning() || current != null && !current.isOpen())) {
+                                && (!factory.isRunning() || closed(current))) {
                     commands = null;
                 }
                 return translated != null ? translated : runtime;
             }
             return new RedisSystemException("redlease: script failed", cause);
+        }
+
+        /**
+         * Returns whether the shared connection behind {@code commands} is closed (the factory was
+         * stopped or reset); false when unknown or null.
+         */
+        private static boolean closed(
+                @Nullable RedisClusterAsyncCommands<byte[], byte[]> commands) {
+            StatefulConnection<?, ?> connection =
+                    commands instanceof RedisAsyncCommands<?, ?> standalone
+                            ? standalone.getStatefulConnection()
+                            : commands instanceof RedisAdvancedClusterAsyncCommands<?, ?> cluster
+                                    ? cluster.getStatefulConnection()
+                                    : null;
+            return connection != null && !connection.isOpen();
         }
 
         private static Throwable unwrap(Throwable error) {
