@@ -68,6 +68,8 @@ public final class Elector implements AutoCloseable {
 
     private final RunControl runs;
 
+    private final LeaderInfoStore leaderInfo;
+
     /**
      * Creates an elector over the given Redis operations; nothing runs until {@link #start}.
      *
@@ -121,7 +123,8 @@ public final class Elector implements AutoCloseable {
                             + " opens the dedicated connection WAIT runs on)");
         }
         this.config = config;
-        this.observer = Observer.composite(config.observers());
+        this.leaderInfo = new LeaderInfoStore(redis, config);
+        this.observer = Observer.composite(LeaderInfoStore.first(leaderInfo, config.observers()));
         this.protocol = new LeaseProtocol(redis, connectionFactory, config);
         this.lane =
                 new Lane(
@@ -234,6 +237,35 @@ public final class Elector implements AutoCloseable {
      */
     public Optional<LeaseHolder> holder() {
         return protocol.holder();
+    }
+
+    /**
+     * Publishes what other instances learn about this one while it leads ({@link #leaderInfo()}):
+     * kept beside the lease in {@code <name>:leader:info} with the lease's lifetime, written when a
+     * term begins and refreshed after every renewal. Takes effect at once while leading; null stops
+     * publishing. Off until called.
+     *
+     * @param metadata what to publish, or null for nothing
+     */
+    public void advertise(@Nullable LeaderMetadata metadata) {
+        leaderInfo.advertise(metadata);
+    }
+
+    /** Returns what this instance publishes while it leads, if anything. */
+    public Optional<LeaderMetadata> advertised() {
+        return Optional.ofNullable(leaderInfo.advertised());
+    }
+
+    /**
+     * Reads who holds the lease now and what it published about itself ({@link
+     * #advertise(LeaderMetadata)}), with one read-only round trip on the calling thread. Metadata
+     * is returned only when the current holder wrote it, never an earlier leader's.
+     *
+     * @return the holder and its metadata, or empty when the lease is free
+     * @throws org.springframework.dao.DataAccessException if Redis fails
+     */
+    public Optional<LeaderInfo> leaderInfo() {
+        return leaderInfo.read();
     }
 
     /**
