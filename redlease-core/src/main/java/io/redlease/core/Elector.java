@@ -1,10 +1,12 @@
 package io.redlease.core;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -70,6 +72,8 @@ public final class Elector implements AutoCloseable {
 
     private final LeaderInfoStore leaderInfo;
 
+    private final Candidacy candidacy;
+
     /**
      * Creates an elector over the given Redis operations; nothing runs until {@link #start}.
      *
@@ -124,8 +128,11 @@ public final class Elector implements AutoCloseable {
         }
         this.config = config;
         this.leaderInfo = new LeaderInfoStore(redis, config);
-        this.observer = Observer.composite(LeaderInfoStore.first(leaderInfo, config.observers()));
         this.protocol = new LeaseProtocol(redis, connectionFactory, config);
+        this.candidacy = new Candidacy(redis, protocol, this);
+        this.observer =
+                Observer.composite(
+                        LeaderInfoStore.first(List.of(leaderInfo, candidacy), config.observers()));
         this.lane =
                 new Lane(
                         config.name(),
@@ -266,6 +273,25 @@ public final class Elector implements AutoCloseable {
      */
     public Optional<LeaderInfo> leaderInfo() {
         return leaderInfo.read();
+    }
+
+    /**
+     * Sets how strongly this instance wants to lead ({@link Preference}): it heartbeats its rank
+     * and readiness beside the lease; while it leads it hands over, once per term, to a live and
+     * ready candidate that ranks strictly higher; while the lease is free it does not take it from
+     * such a candidate. Null turns preference off (the default): the instance contends as usual.
+     *
+     * @param preference the rank, or null for none
+     * @param ready whether this instance is ready to lead now (for example Spring Boot's readiness
+     *     state); null means always. A supplier that throws counts as not ready.
+     */
+    public void prefer(@Nullable Preference preference, @Nullable BooleanSupplier ready) {
+        candidacy.prefer(preference, ready);
+    }
+
+    /** Returns this instance's preference, if any. */
+    public Optional<Preference> preference() {
+        return Optional.ofNullable(candidacy.preference());
     }
 
     /**

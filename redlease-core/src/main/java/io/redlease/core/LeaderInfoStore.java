@@ -52,10 +52,13 @@ final class LeaderInfoStore implements Observer {
         this.keys = List.of(config.name() + ":leader", infoKey);
     }
 
-    /** Returns the observers with the store first, so metadata is published before the rest run. */
-    static List<Observer> first(LeaderInfoStore store, List<Observer> observers) {
-        List<Observer> all = new ArrayList<>(observers.size() + 1);
-        all.add(store);
+    /**
+     * Returns the elector's own observers (such as this store) followed by the configured ones, so
+     * metadata is published before the application's observers run.
+     */
+    static List<Observer> first(List<Observer> own, List<Observer> observers) {
+        List<Observer> all = new ArrayList<>(own.size() + observers.size());
+        all.addAll(own);
         all.addAll(observers);
         return all;
     }

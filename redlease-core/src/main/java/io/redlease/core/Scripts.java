@@ -52,6 +52,15 @@ final class Scripts {
     static final RedisScript<List<Object>> LEADER_INFO_READ =
             RedisScript.of(load("leader-info-read.lua"), LIST);
 
+    static final RedisScript<List<Object>> ACQUIRE_PREFERRING =
+            RedisScript.of(load("acquire-preferring.lua") + load("acquire.lua"), LIST);
+
+    static final RedisScript<String> CANDIDATE_HEARTBEAT =
+            RedisScript.of(load("candidate-heartbeat.lua"), String.class);
+
+    static final RedisScript<Long> CANDIDATE_REMOVE =
+            RedisScript.of(load("candidate-remove.lua"), Long.class);
+
     static final RedisScript<Long> FENCE_SET = inline("redis.call('SET', KEYS[2], ARGV[2])");
 
     static final RedisScript<Long> FENCE_HSET =
