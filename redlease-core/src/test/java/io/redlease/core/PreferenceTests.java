@@ -185,6 +185,19 @@ class PreferenceTests {
     }
 
     @Test
+    void whenALeaseLapsesALowerFollowerLeavesItToAHigherOne() {
+        // A holder that will never renew (a crashed leader without preference).
+        redis.opsForValue().set(name + ":leader", "crashed", Duration.ofMillis(1500));
+        Candidate low = candidate("low", Preference.version("1.0.0"), new AtomicBoolean(true));
+        Candidate high = candidate("high", Preference.version("1.1.0"), new AtomicBoolean(true));
+        low.elector().start();
+        high.elector().start();
+        high.recorder().await("elected", 1);
+        awaitRoundTrips(low, 3);
+        assertThat(low.terms()).isZero();
+    }
+
+    @Test
     void equalRanksNeverHandOver() {
         Candidate first = candidate("first", Preference.of(3, "1.0"), new AtomicBoolean(true));
         first.elector().start();
