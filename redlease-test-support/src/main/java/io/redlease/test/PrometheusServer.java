@@ -69,7 +69,11 @@ public final class PrometheusServer implements AutoCloseable {
      * @throws MissingServerException if there is none, saying what to install
      */
     public static Path promtool() {
-        Path promtool = Binaries.fromEnvironment().find("promtool", USUAL_DIRS);
+        return promtool(Binaries.fromEnvironment());
+    }
+
+    static Path promtool(Binaries binaries) {
+        Path promtool = binaries.find("promtool", USUAL_DIRS);
         if (promtool == null) {
             throw new MissingServerException(MISSING_MESSAGE);
         }
@@ -89,7 +93,16 @@ public final class PrometheusServer implements AutoCloseable {
      */
     public static PrometheusServer start(
             String job, List<String> targets, Duration interval, List<Path> ruleFiles) {
-        Path prometheus = Binaries.fromEnvironment().find("prometheus", USUAL_DIRS);
+        return start(Binaries.fromEnvironment(), job, targets, interval, ruleFiles);
+    }
+
+    static PrometheusServer start(
+            Binaries binaries,
+            String job,
+            List<String> targets,
+            Duration interval,
+            List<Path> ruleFiles) {
+        Path prometheus = binaries.find("prometheus", USUAL_DIRS);
         if (prometheus == null) {
             throw new MissingServerException(MISSING_MESSAGE);
         }

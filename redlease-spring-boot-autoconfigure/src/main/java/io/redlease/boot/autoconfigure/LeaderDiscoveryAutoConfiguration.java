@@ -52,17 +52,6 @@ public final class LeaderDiscoveryAutoConfiguration {
             BuildProperties info = build.getIfAvailable();
             version = info == null ? null : info.getVersion();
         }
-        properties
-                .getAttributes()
-                .forEach(
-                        (key, value) -> {
-                            if (value == null) {
-                                throw new InvalidConfigurationPropertyValueException(
-                                        "redlease.discovery.attributes." + key,
-                                        null,
-                                        "an attribute needs a value. Set it or remove it.");
-                            }
-                        });
         return new LeaderMetadata(url, version, properties.getAttributes());
     }
 
