@@ -76,8 +76,8 @@ interface ScriptRunner {
      *
      * <p>Opening the shared connection waits for the server, so until the runner has it, calls
      * fetch it on the blocking pool: a server that does not answer the handshake never holds a loop
-     * thread. A closed connection is dropped and fetched again. The electors of one factory share
-     * one runner.
+     * thread. A closed connection (a failed one, or one the factory closed when it was stopped) is
+     * dropped and fetched again. The electors of one factory share one runner.
      */
     final class Async implements ScriptRunner {
 
@@ -96,6 +96,12 @@ interface ScriptRunner {
         public <T> CompletableFuture<T> run(
                 RedisScript<T> script, List<String> keys, List<String> args) {
             RedisClusterAsyncCommands<byte[], byte[]> current = commands;
+            if (current != null && !current.isOpen()) {
+                // The factory was stopped (a context's stop()) or reset: its shared connection is
+                // closed for good, and a started factory hands out a new one.
+                commands = null;
+                current = null;
+            }
             CompletableFuture<T> reply =
                     current != null
                             ? send(current, script, keys, args)
@@ -167,8 +173,10 @@ interface ScriptRunner {
             Throwable cause = unwrap(error);
             if (cause instanceof RuntimeException runtime) {
                 DataAccessException translated = factory.translateExceptionIfPossible(runtime);
+                RedisClusterAsyncCommands<byte[], byte[]> current = commands;
                 if (translated instanceof RedisConnectionFailureException
-                        || cause instanceof RedisException && !factory.isRunning()) {
+                        || cause instanceof RedisException
+                                && (!factory.isRunning() || current != null && !current.isOpen())) {
                     commands = null;
                 }
                 return translated != null ? translated : runtime;
