@@ -1,10 +1,12 @@
 package io.redlease.core;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.connection.ReactiveRedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -68,6 +70,10 @@ public final class Elector implements AutoCloseable {
 
     private final RunControl runs;
 
+    private final LeaderInfoStore leaderInfo;
+
+    private final Candidacy candidacy;
+
     /**
      * Creates an elector over the given Redis operations; nothing runs until {@link #start}.
      *
@@ -121,8 +127,12 @@ public final class Elector implements AutoCloseable {
                             + " opens the dedicated connection WAIT runs on)");
         }
         this.config = config;
-        this.observer = Observer.composite(config.observers());
+        this.leaderInfo = new LeaderInfoStore(redis, config);
         this.protocol = new LeaseProtocol(redis, connectionFactory, config);
+        this.candidacy = new Candidacy(redis, protocol, this);
+        this.observer =
+                Observer.composite(
+                        LeaderInfoStore.first(List.of(leaderInfo, candidacy), config.observers()));
         this.lane =
                 new Lane(
                         config.name(),
@@ -234,6 +244,54 @@ public final class Elector implements AutoCloseable {
      */
     public Optional<LeaseHolder> holder() {
         return protocol.holder();
+    }
+
+    /**
+     * Publishes what other instances learn about this one while it leads ({@link #leaderInfo()}):
+     * kept beside the lease in {@code <name>:leader:info} with the lease's lifetime, written when a
+     * term begins and refreshed after every renewal. Takes effect at once while leading; null stops
+     * publishing. Off until called.
+     *
+     * @param metadata what to publish, or null for nothing
+     */
+    public void advertise(@Nullable LeaderMetadata metadata) {
+        leaderInfo.advertise(metadata);
+    }
+
+    /** Returns what this instance publishes while it leads, if anything. */
+    public Optional<LeaderMetadata> advertised() {
+        return Optional.ofNullable(leaderInfo.advertised());
+    }
+
+    /**
+     * Reads who holds the lease now and what it published about itself ({@link
+     * #advertise(LeaderMetadata)}), with one read-only round trip on the calling thread. Metadata
+     * is returned only when the current holder wrote it, never an earlier leader's.
+     *
+     * @return the holder and its metadata, or empty when the lease is free
+     * @throws org.springframework.dao.DataAccessException if Redis fails
+     */
+    public Optional<LeaderInfo> leaderInfo() {
+        return leaderInfo.read();
+    }
+
+    /**
+     * Sets how strongly this instance wants to lead ({@link Preference}): it heartbeats its rank
+     * and readiness beside the lease; while it leads it hands over, once per term, to a live and
+     * ready candidate that ranks strictly higher; while the lease is free it does not take it from
+     * such a candidate. Null turns preference off (the default): the instance contends as usual.
+     *
+     * @param preference the rank, or null for none
+     * @param ready whether this instance is ready to lead now (for example Spring Boot's readiness
+     *     state); null means always. A supplier that throws counts as not ready.
+     */
+    public void prefer(@Nullable Preference preference, @Nullable BooleanSupplier ready) {
+        candidacy.prefer(preference, ready);
+    }
+
+    /** Returns this instance's preference, if any. */
+    public Optional<Preference> preference() {
+        return Optional.ofNullable(candidacy.preference());
     }
 
     /**

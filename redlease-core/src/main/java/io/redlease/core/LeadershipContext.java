@@ -153,6 +153,16 @@ public final class LeadershipContext {
         return elector().instanceId();
     }
 
+    /**
+     * Reads the current leader of the election and what it advertised (its URL, version and
+     * attributes), with one round trip; see {@link Elector#leaderInfo()}.
+     *
+     * @return the leader, or empty when no instance holds the lease
+     */
+    public Optional<LeaderInfo> leaderInfo() {
+        return elector().leaderInfo();
+    }
+
     private NotLeaderException notLeader(String what) {
         Elector elector = elector();
         return new NotLeaderException(

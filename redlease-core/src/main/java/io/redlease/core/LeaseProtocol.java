@@ -63,6 +63,10 @@ final class LeaseProtocol {
 
     private final Map<String, RedisScript<Long>> evalScripts = new ConcurrentHashMap<>();
 
+    private final List<String> preferringKeys;
+
+    private volatile @Nullable String preferenceRank;
+
     LeaseProtocol(
             RedisOperations<String, String> redis,
             @Nullable RedisConnectionFactory connectionFactory,
@@ -81,6 +85,8 @@ final class LeaseProtocol {
         this.leaseKey = List.of(name + ":leader");
         this.acquireKeys = List.of(name + ":leader", name + ":fence", markKey);
         this.leaseAndMark = List.of(name + ":leader", markKey);
+        this.preferringKeys =
+                List.of(name + ":leader", name + ":fence", markKey, Preference.candidatesKey(name));
     }
 
     /** Returns the Pub/Sub channel on which a release of the named election is announced. */
@@ -102,8 +108,24 @@ final class LeaseProtocol {
 
     /** Tries to win a new term: the token won, or the current holder's remaining lease time. */
     CompletableFuture<AcquireReply> acquire() {
+        String rank = preferenceRank;
+        if (rank != null) {
+            return runner.run(
+                            Scripts.ACQUIRE_PREFERRING,
+                            preferringKeys,
+                            List.of(instanceId, ttlMillis, rank))
+                    .thenApply(LeaseProtocol::acquireReply);
+        }
         return runner.run(Scripts.ACQUIRE, acquireKeys, List.of(instanceId, ttlMillis))
                 .thenApply(LeaseProtocol::acquireReply);
+    }
+
+    /**
+     * Sets this instance's rank among preferred candidates: while set, an acquire does not take a
+     * free lease if a live, ready candidate ranks higher (see {@code acquire-preferring.lua}).
+     */
+    void preferenceRank(@Nullable String rank) {
+        this.preferenceRank = rank;
     }
 
     private static AcquireReply acquireReply(@Nullable List<Object> reply) {

@@ -40,6 +40,27 @@ final class Scripts {
 
     static final RedisScript<Long> SLOT_MARK = RedisScript.of(load("slot-mark.lua"), Long.class);
 
+    static final RedisScript<Long> LEADER_INFO_PUBLISH =
+            RedisScript.of(load("leader-info-publish.lua"), Long.class);
+
+    static final RedisScript<Long> LEADER_INFO_REFRESH =
+            RedisScript.of(load("leader-info-refresh.lua"), Long.class);
+
+    static final RedisScript<Long> LEADER_INFO_REMOVE =
+            RedisScript.of(load("leader-info-remove.lua"), Long.class);
+
+    static final RedisScript<List<Object>> LEADER_INFO_READ =
+            RedisScript.of(load("leader-info-read.lua"), LIST);
+
+    static final RedisScript<List<Object>> ACQUIRE_PREFERRING =
+            RedisScript.of(load("acquire-preferring.lua") + load("acquire.lua"), LIST);
+
+    static final RedisScript<String> CANDIDATE_HEARTBEAT =
+            RedisScript.of(load("candidate-heartbeat.lua"), String.class);
+
+    static final RedisScript<Long> CANDIDATE_REMOVE =
+            RedisScript.of(load("candidate-remove.lua"), Long.class);
+
     static final RedisScript<Long> FENCE_SET = inline("redis.call('SET', KEYS[2], ARGV[2])");
 
     static final RedisScript<Long> FENCE_HSET =

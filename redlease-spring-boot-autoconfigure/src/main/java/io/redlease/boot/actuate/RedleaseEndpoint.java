@@ -137,7 +137,28 @@ public class RedleaseEndpoint {
                                                 job.lastCompletedSlot(),
                                                 job.lastCompletion(),
                                                 job.nextDueSlot()))
-                        .toList());
+                        .toList(),
+                leader(elector));
+    }
+
+    /** Returns the leader's advertised metadata, when it advertised any and Redis answers. */
+    private static @Nullable LeaderDescriptor leader(Elector elector) {
+        try {
+            return elector.leaderInfo()
+                    .flatMap(
+                            info ->
+                                    info.metadata()
+                                            .map(
+                                                    metadata ->
+                                                            new LeaderDescriptor(
+                                                                    info.instanceId(),
+                                                                    metadata.url(),
+                                                                    metadata.version(),
+                                                                    metadata.attributes())))
+                    .orElse(null);
+        } catch (RuntimeException ex) {
+            return null;
+        }
     }
 
     /**
@@ -151,6 +172,7 @@ public class RedleaseEndpoint {
      * @param leaseMillisLeft the lease's remaining time in milliseconds, if held with an expiry
      * @param holderError why the holder could not be read, if it could not
      * @param jobs the election's once-per-slot jobs
+     * @param leader what the holder advertised about itself, if discovery is on and it did
      */
     public record ElectionDescriptor(
             String name,
@@ -160,7 +182,22 @@ public class RedleaseEndpoint {
             @Nullable String holder,
             @Nullable Long leaseMillisLeft,
             @Nullable String holderError,
-            List<JobDescriptor> jobs) {}
+            List<JobDescriptor> jobs,
+            @Nullable LeaderDescriptor leader) {}
+
+    /**
+     * What the leader advertised about itself (leader discovery).
+     *
+     * @param instanceId the leader's instance id
+     * @param url the URL it is reached at, if advertised
+     * @param version its version, if advertised
+     * @param attributes its attributes
+     */
+    public record LeaderDescriptor(
+            String instanceId,
+            @Nullable String url,
+            @Nullable String version,
+            Map<String, String> attributes) {}
 
     /**
      * A once-per-slot job, with its ledger as Redis has it.

@@ -43,7 +43,12 @@ import org.jspecify.annotations.Nullable;
  *       release: the engine's round trips, with tag {@value #TAG_OUTCOME} success or failure, a
  *       call the engine stopped waiting for counting as a failure; fenced-write: writes through the
  *       {@code Fencer}, with tag {@value #TAG_OUTCOME} applied or rejected), so Redis slowness
- *       shows before it costs leadership.
+ *       shows before it costs leadership;
+ *   <li>{@value #LEASE_AGE}: gauge, seconds since this instance's lease was last confirmed (won, or
+ *       a renewal sent that Redis accepted), 0 when not leading; near the time to live it says
+ *       renewals are late;
+ *   <li>{@value #LEASE_TTL}: gauge, the election's lease time to live in seconds, registered once
+ *       {@link #leaseTtl} reports it, so that alerts can compare times with it.
  * </ul>
  */
 public final class RedleaseMetrics implements MeterBinder {
@@ -68,6 +73,12 @@ public final class RedleaseMetrics implements MeterBinder {
 
     /** Timer: Redis calls of the election, by operation and outcome. */
     public static final String REDIS_CALLS = "redlease.redis.calls";
+
+    /** Gauge: seconds since this instance's lease was last confirmed, 0 when not leading. */
+    public static final String LEASE_AGE = "redlease.lease.age";
+
+    /** Gauge: the election's lease time to live, in seconds. */
+    public static final String LEASE_TTL = "redlease.lease.ttl";
 
     /** Tag of {@value #REDIS_CALLS}: success, failure, applied or rejected. */
     public static final String TAG_OUTCOME = "outcome";
@@ -154,6 +165,16 @@ public final class RedleaseMetrics implements MeterBinder {
         claims(electionName);
     }
 
+    /**
+     * Registers the {@value #LEASE_TTL} gauge of an election.
+     *
+     * @param electionName the election name
+     * @param ttl the lease time to live
+     */
+    public void leaseTtl(String electionName, Duration ttl) {
+        elections.computeIfAbsent(electionName, ElectionMeters::new).ttl(ttl, registries);
+    }
+
     private FenceCounts claims(String electionName) {
         return elections.computeIfAbsent(electionName, ElectionMeters::new).claims(registries);
     }
@@ -196,6 +217,11 @@ public final class RedleaseMetrics implements MeterBinder {
 
         private volatile @Nullable FenceCounts claims;
 
+        private volatile @Nullable Duration ttl;
+
+        /** When the lease was last confirmed ({@link System#nanoTime}), or 0 when not leading. */
+        private final AtomicLong confirmed = new AtomicLong();
+
         /** Per registry, the timers by operation and outcome, e.g. {@code renew/success}. */
         private final List<Map<String, Timer>> timers = new CopyOnWriteArrayList<>();
 
@@ -231,6 +257,32 @@ public final class RedleaseMetrics implements MeterBinder {
                 }
             }
             return counts;
+        }
+
+        synchronized void ttl(Duration value, List<MeterRegistry> registries) {
+            boolean first = ttl == null;
+            ttl = value;
+            if (first) {
+                registries.forEach(this::registerTtl);
+            }
+        }
+
+        private void registerTtl(MeterRegistry registry) {
+            Gauge.builder(LEASE_TTL, this, meters -> seconds(meters.ttl))
+                    .tag(TAG_NAME, name)
+                    .description("Time to live of the election's lease")
+                    .baseUnit("seconds")
+                    .register(registry);
+        }
+
+        private static double seconds(@Nullable Duration duration) {
+            return duration == null ? 0 : duration.toNanos() / 1e9;
+        }
+
+        /** Returns the seconds since the lease was last confirmed, or 0 when not leading. */
+        double leaseAge() {
+            long at = confirmed.get();
+            return at == 0 ? 0 : Math.max(0, System.nanoTime() - at) / 1e9;
         }
 
         private void registerClaims(MeterRegistry registry, FenceCounts counts) {
@@ -280,6 +332,16 @@ public final class RedleaseMetrics implements MeterBinder {
             if (claimCounts != null) {
                 registerClaims(registry, claimCounts);
             }
+            Gauge.builder(LEASE_AGE, this, ElectionMeters::leaseAge)
+                    .tag(TAG_NAME, name)
+                    .description(
+                            "Time since this instance's lease was last confirmed, 0 when not"
+                                    + " leading")
+                    .baseUnit("seconds")
+                    .register(registry);
+            if (ttl != null) {
+                registerTtl(registry);
+            }
             Map<String, Timer> byCall = new HashMap<>();
             for (String operation : List.of("acquire", "renew", "release")) {
                 for (String outcome : List.of("success", "failure")) {
@@ -325,12 +387,18 @@ public final class RedleaseMetrics implements MeterBinder {
         @Override
         public void onElected(long token) {
             won.incrementAndGet();
+            confirmed.set(nonZero(System.nanoTime()));
             leader.set(1);
+        }
+
+        private static long nonZero(long nanos) {
+            return nanos == 0 ? 1 : nanos;
         }
 
         @Override
         public void onSteppedDown(StepDownReason reason) {
             leader.set(0);
+            confirmed.set(0);
             stepdowns.get(reason).incrementAndGet();
         }
 
@@ -350,6 +418,12 @@ public final class RedleaseMetrics implements MeterBinder {
 
         @Override
         public void onRoundTrip(Operation operation, Duration duration, boolean succeeded) {
+            if (operation == Operation.RENEW && succeeded) {
+                // The renewal was sent this long ago; a renewal that found the term over is
+                // followed by the step-down, which clears the age.
+                confirmed.getAndUpdate(
+                        at -> at == 0 ? 0 : nonZero(System.nanoTime() - duration.toNanos()));
+            }
             record(
                     operation.name().toLowerCase(Locale.ROOT)
                             + "/"

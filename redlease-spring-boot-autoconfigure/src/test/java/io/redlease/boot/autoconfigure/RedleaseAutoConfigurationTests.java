@@ -382,6 +382,39 @@ class RedleaseAutoConfigurationTests {
     }
 
     @Test
+    void leaseAgeAndTtlGaugesDescribeTheLease() {
+        contextRunner
+                .withPropertyValues("redlease.name=" + name, "redlease.ttl=3s")
+                .withBean(SimpleMeterRegistry.class)
+                .run(
+                        context -> {
+                            SimpleMeterRegistry registry =
+                                    context.getBean(SimpleMeterRegistry.class);
+                            context.getBean(RedleaseMetrics.class).bindTo(registry);
+                            assertThat(
+                                            registry.get(RedleaseMetrics.LEASE_TTL)
+                                                    .tag("name", name)
+                                                    .gauge()
+                                                    .value())
+                                    .isEqualTo(3.0);
+                            await().until(
+                                            () ->
+                                                    registry.get(RedleaseMetrics.LEADER)
+                                                                    .tag("name", name)
+                                                                    .gauge()
+                                                                    .value()
+                                                            == 1.0);
+                            // A leader renews every third of the TTL: its lease is never older.
+                            assertThat(
+                                            registry.get(RedleaseMetrics.LEASE_AGE)
+                                                    .tag("name", name)
+                                                    .gauge()
+                                                    .value())
+                                    .isBetween(0.0, 3.0);
+                        });
+    }
+
+    @Test
     void withoutActuatorThereIsNoHealthOrEndpoint() {
         contextRunner
                 .withPropertyValues("redlease.name=" + name)

@@ -6,8 +6,10 @@ import io.redlease.boot.autoconfigure.ElectorCustomizer;
 import io.redlease.boot.autoconfigure.RedleaseAutoConfiguration;
 import io.redlease.boot.metrics.RedleaseMetrics;
 import io.redlease.boot.metrics.SlotMetrics;
+import io.redlease.core.Elections;
 import io.redlease.core.scheduling.SlotJobs;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -41,5 +43,21 @@ public final class RedleaseMetricsAutoConfiguration {
     @Bean
     ElectorCustomizer redleaseMetricsCustomizer(RedleaseMetrics metrics) {
         return (id, builder) -> builder.observer(metrics.observer(builder.name()));
+    }
+
+    /** The lease time to live of every election, for alerts that compare times with it. */
+    @Bean
+    SmartInitializingSingleton redleaseLeaseTtlMetrics(
+            RedleaseMetrics metrics, ObjectProvider<Elections> elections) {
+        return () ->
+                elections.ifAvailable(
+                        found ->
+                                found.asMap()
+                                        .values()
+                                        .forEach(
+                                                elector ->
+                                                        metrics.leaseTtl(
+                                                                elector.name(),
+                                                                elector.config().ttl())));
     }
 }
