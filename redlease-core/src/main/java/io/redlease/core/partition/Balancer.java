@@ -18,6 +18,9 @@ import org.jspecify.annotations.Nullable;
  * agreeing views a join moves exactly the newcomer's share and a leave moves only the leaver's
  * partitions.
  *
+ * <p>A new instance campaigns only once it has joined (see {@link Membership}), so instances that
+ * start together split the partitions between them instead of piling them on whoever looked first.
+ *
  * <p>Rounds run on the partitioned election's own balancing thread, one at a time; the electors run
  * on the engine's shared threads.
  */
@@ -98,6 +101,9 @@ final class Balancer {
                 handedOver.incrementAndGet();
             }
             contending.forEach(this::stop);
+            return;
+        }
+        if (!membership.joined()) {
             return;
         }
         int wanted = target - owned.size();

@@ -44,11 +44,17 @@ final class Membership {
 
     private final long settleNanos;
 
+    private final long joinNanos;
+
     private final LongSupplier clock;
 
     private final Map<String, Long> firstSeen = new HashMap<>();
 
+    private long joinedSince;
+
     private boolean looked;
+
+    private boolean joined;
 
     private volatile List<String> live = List.of();
 
@@ -58,12 +64,14 @@ final class Membership {
             String instanceId,
             Duration ttl,
             Duration settle,
+            Duration join,
             LongSupplier clock) {
         this.redis = redis;
         this.key = List.of(membersKey(name));
         this.instanceId = instanceId;
         this.ttlMillis = Long.toString(ttl.toMillis());
         this.settleNanos = settle.toNanos();
+        this.joinNanos = join.toNanos();
         this.clock = clock;
     }
 
@@ -81,17 +89,24 @@ final class Membership {
         List<String> members = call(ttlMillis);
         live = members;
         long now = clock.getAsLong();
+        if (!looked) {
+            joinedSince = now;
+            looked = true;
+        }
+        boolean joining = !joined;
         firstSeen.keySet().retainAll(members);
         List<String> counted = new ArrayList<>();
         for (String member : members) {
-            long since = firstSeen.computeIfAbsent(member, m -> looked ? now : Long.MIN_VALUE);
+            long since = firstSeen.computeIfAbsent(member, m -> joining ? Long.MIN_VALUE : now);
             if (member.equals(instanceId)
                     || since == Long.MIN_VALUE
                     || now - since >= settleNanos) {
                 counted.add(member);
             }
         }
-        looked = true;
+        if (now - joinedSince >= joinNanos) {
+            joined = true;
+        }
         if (!counted.contains(instanceId)) {
             counted.add(instanceId);
         }
@@ -104,6 +119,15 @@ final class Membership {
         live = call("0");
         firstSeen.clear();
         looked = false;
+        joined = false;
+    }
+
+    /**
+     * Returns whether this instance has finished joining: its first settle period has passed, so it
+     * has seen the members that started with it.
+     */
+    boolean joined() {
+        return joined;
     }
 
     /**

@@ -36,8 +36,10 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  * successor can win it within milliseconds), and campaigns for free partitions while below it. It
  * never takes a partition another instance holds: partitions move only when their holder lets go or
  * dies. A newly seen member counts only after the {@linkplain PartitionedElectionConfig#settle()
- * settle period}, so a flapping member causes no churn; with agreeing views a join moves about
- * {@code n / m} partitions and a leave moves only the leaver's.
+ * settle period}, so a flapping member causes no churn; a starting instance campaigns only after
+ * one balance interval, counting at once every member it saw meanwhile, so instances that start
+ * together split the partitions without moving them. With agreeing views a join moves about {@code
+ * n / m} partitions and a leave moves only the leaver's.
  *
  * <p>What is guaranteed, per partition, is what an {@link Elector} guarantees: at most one valid
  * lease at a time, tokens that strictly increase with every term, and fenced writes through the
@@ -108,6 +110,7 @@ public final class PartitionedElection implements AutoCloseable {
                         config.instanceId(),
                         config.ttl(),
                         config.settle(),
+                        config.balanceInterval(),
                         System::nanoTime);
         this.balancer = new Balancer(electors, membership, config.instanceId());
     }

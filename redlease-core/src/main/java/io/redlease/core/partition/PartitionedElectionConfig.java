@@ -229,9 +229,11 @@ public final class PartitionedElectionConfig {
 
         /**
          * Sets how long a newly seen member must stay in the member set before this instance counts
-         * it and hands partitions over to it; zero means the renew interval. Members already
-         * present when this instance starts count at once. A longer settle period keeps a flapping
-         * member from moving partitions back and forth, at the cost of a slower join.
+         * it and hands partitions over to it; zero means the renew interval. (A starting instance
+         * first looks for one balance interval, campaigning for nothing, and counts every member it
+         * sees meanwhile at once, so instances that start together split the partitions without
+         * first piling them on one.) A longer settle period keeps a flapping member from moving
+         * partitions back and forth, at the cost of a slower join.
          */
         public Builder settle(Duration settle) {
             this.settle = required(settle, "settle");

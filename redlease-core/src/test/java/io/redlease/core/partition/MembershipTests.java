@@ -20,6 +20,8 @@ class MembershipTests {
 
     private static final Duration SETTLE = Duration.ofSeconds(1);
 
+    private static final Duration JOIN = Duration.ofMillis(100);
+
     private final Connections connections = new Connections();
 
     private final AtomicLong clock = new AtomicLong();
@@ -40,20 +42,27 @@ class MembershipTests {
     }
 
     private Membership member(String id, Duration ttl) {
-        return new Membership(redis, name, id, ttl, SETTLE, clock::get);
+        return new Membership(redis, name, id, ttl, SETTLE, JOIN, clock::get);
     }
 
     @Test
-    void membersPresentAtTheFirstLookCountAtOnce() {
-        member("a", Duration.ofSeconds(10)).refresh();
+    void membersSeenWhileJoiningCountAtOnce() {
         member("c", Duration.ofSeconds(10)).refresh();
-        assertThat(member("b", Duration.ofSeconds(10)).refresh()).containsExactly("a", "b", "c");
+        Membership b = member("b", Duration.ofSeconds(10));
+        assertThat(b.refresh()).containsExactly("b", "c");
+        member("a", Duration.ofSeconds(10)).refresh();
+        clock.addAndGet(JOIN.toNanos() - 1);
+        assertThat(b.refresh()).containsExactly("a", "b", "c");
+        assertThat(b.joined()).isFalse();
+        clock.addAndGet(1);
+        member("d", Duration.ofSeconds(10)).refresh();
+        assertThat(b.refresh()).containsExactly("a", "b", "c", "d");
+        assertThat(b.joined()).isTrue();
     }
 
     @Test
     void aNewMemberCountsOnlyAfterTheSettlePeriod() {
-        Membership a = member("a", Duration.ofSeconds(10));
-        assertThat(a.refresh()).containsExactly("a");
+        Membership a = joined("a");
         member("b", Duration.ofSeconds(10)).refresh();
         assertThat(a.refresh()).containsExactly("a");
         assertThat(a.live()).containsExactly("a", "b");
@@ -65,9 +74,8 @@ class MembershipTests {
 
     @Test
     void aMemberThatLeftAndCameBackSettlesAgain() {
-        Membership a = member("a", Duration.ofSeconds(10));
+        Membership a = joined("a");
         Membership b = member("b", Duration.ofSeconds(10));
-        a.refresh();
         b.refresh();
         a.refresh();
         clock.addAndGet(SETTLE.toNanos());
@@ -78,6 +86,15 @@ class MembershipTests {
         assertThat(a.refresh()).containsExactly("a");
         clock.addAndGet(SETTLE.toNanos());
         assertThat(a.refresh()).containsExactly("a", "b");
+    }
+
+    private Membership joined(String id) {
+        Membership member = member(id, Duration.ofSeconds(10));
+        member.refresh();
+        clock.addAndGet(JOIN.toNanos());
+        member.refresh();
+        assertThat(member.joined()).isTrue();
+        return member;
     }
 
     @Test

@@ -151,6 +151,7 @@ class PartitionedElectionTests {
         List<PartitionedElection> live = started("a", "b", "c");
         awaitBalanced(live);
         assertThat(live).allSatisfy(i -> assertThat(i.owned()).hasSize(PARTITIONS / 3));
+        assertThat(live).allSatisfy(i -> assertThat(i.handedOver()).isZero());
         assertThat(live).allSatisfy(i -> assertThat(i.members()).containsExactly("a", "b", "c"));
     }
 
