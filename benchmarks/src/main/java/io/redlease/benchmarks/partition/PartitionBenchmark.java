@@ -278,10 +278,10 @@ public final class PartitionBenchmark {
      * move is counted.
      */
     private Result awaitBalanced(List<PartitionedElection> live, long start) throws Exception {
-        long deadline = start + TimeUnit.SECONDS.toNanos(120);
+        long deadline = start + TimeUnit.SECONDS.toNanos(60);
         while (!balanced(live)) {
             if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("not balanced within 120 s");
+                throw new IllegalStateException("not balanced within 60 s: " + diagnosis(live));
             }
             Thread.sleep(5); // polling a condition in a benchmark harness
         }
@@ -289,6 +289,43 @@ public final class PartitionBenchmark {
         waitFor(() -> callbacksHeard(live));
         long moves = won.values().stream().mapToLong(Set::size).sum();
         return new Result(TimeUnit.NANOSECONDS.toMillis(took), moves);
+    }
+
+    /** Describes each instance's view and the balancing threads' stacks, for a run that hangs. */
+    private String diagnosis(List<PartitionedElection> live) {
+        StringBuilder text = new StringBuilder();
+        for (PartitionedElection instance : live) {
+            text.append('\n')
+                    .append(instance.instanceId())
+                    .append(": owns ")
+                    .append(instance.owned().size())
+                    .append(", share ")
+                    .append(instance.share())
+                    .append(", members ")
+                    .append(instance.members())
+                    .append(", failure ")
+                    .append(instance.redisFailure().map(Throwable::toString).orElse("none"));
+        }
+        int[] holders = new int[partitions];
+        for (PartitionedElection instance : live) {
+            instance.owned().forEach(p -> holders[p]++);
+        }
+        for (int p = 0; p < partitions; p++) {
+            if (holders[p] != 1) {
+                text.append("\npartition ").append(p).append(" held by ").append(holders[p]);
+            }
+        }
+        Thread.getAllStackTraces()
+                .forEach(
+                        (thread, stack) -> {
+                            if (thread.getName().startsWith("redlease-partitions")) {
+                                text.append("\n").append(thread.getName());
+                                for (StackTraceElement frame : stack) {
+                                    text.append("\n    at ").append(frame);
+                                }
+                            }
+                        });
+        return text.toString();
     }
 
     private boolean balanced(List<PartitionedElection> live) {
