@@ -32,8 +32,6 @@ final class Balancer {
 
     private final String instanceId;
 
-    private final int offset;
-
     @SuppressWarnings("unchecked")
     private final @Nullable CompletableFuture<Void>[] stopping;
 
@@ -45,7 +43,6 @@ final class Balancer {
         this.electors = electors;
         this.membership = membership;
         this.instanceId = instanceId;
-        this.offset = Math.floorMod(instanceId.hashCode(), electors.length);
         this.stopping = newFutures(electors.length);
     }
 
@@ -107,6 +104,9 @@ final class Balancer {
             return;
         }
         int wanted = target - owned.size();
+        // Members look for free partitions from evenly spaced starting points (by rank), so
+        // instances that start together rarely campaign for the same partition.
+        long offset = (long) members.indexOf(instanceId) * electors.length / members.size();
         int kept = 0;
         for (int partition : contending) {
             if (kept < wanted && freeOrMine(partition)) {
@@ -116,7 +116,7 @@ final class Balancer {
             }
         }
         for (int i = 0; i < electors.length && kept < wanted; i++) {
-            int partition = (offset + i) % electors.length;
+            int partition = (int) ((offset + i) % electors.length);
             Elector elector = electors[partition];
             if (stopping[partition] == null && !elector.isRunning() && elector.holder().isEmpty()) {
                 elector.start();
