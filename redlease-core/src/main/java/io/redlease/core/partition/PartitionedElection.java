@@ -319,7 +319,7 @@ public final class PartitionedElection implements AutoCloseable {
      * Leaves gracefully: removes this instance from the member set, then stops every partition's
      * elector (each term drains and releases its lease, so the others take the partitions over at
      * their next round). Waits at most the drain timeout plus the time to live. Cannot be started
-     * again.
+     * again. Meant for an application thread, not a {@link PartitionListener} callback.
      */
     @Override
     public void close() {
