@@ -1,5 +1,7 @@
 package io.redlease.core.partition;
 
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.redlease.test.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -7,6 +9,8 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.TestInfo;
+import org.springframework.data.redis.connection.RedisClusterConfiguration;
+import org.springframework.data.redis.connection.RedisNode;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -47,6 +51,37 @@ final class Connections implements AutoCloseable {
                         standalone,
                         LettuceClientConfiguration.builder()
                                 .commandTimeout(commandTimeout)
+                                .build());
+        factory.afterPropertiesSet();
+        factory.start();
+        synchronized (factories) {
+            factories.add(factory);
+        }
+        StringRedisTemplate template = new StringRedisTemplate(factory);
+        template.afterPropertiesSet();
+        return template;
+    }
+
+    /** Returns a template on a Redis Cluster, refreshing its topology every second. */
+    StringRedisTemplate cluster(List<io.redlease.test.RedisNode> nodes) {
+        RedisClusterConfiguration config = new RedisClusterConfiguration();
+        for (io.redlease.test.RedisNode node : nodes) {
+            config.addClusterNode(new RedisNode(node.host(), node.port()));
+        }
+        ClusterTopologyRefreshOptions refresh =
+                ClusterTopologyRefreshOptions.builder()
+                        .enablePeriodicRefresh(Duration.ofSeconds(1))
+                        .enableAllAdaptiveRefreshTriggers()
+                        .build();
+        LettuceConnectionFactory factory =
+                new LettuceConnectionFactory(
+                        config,
+                        LettuceClientConfiguration.builder()
+                                .commandTimeout(Duration.ofSeconds(10))
+                                .clientOptions(
+                                        ClusterClientOptions.builder()
+                                                .topologyRefreshOptions(refresh)
+                                                .build())
                                 .build());
         factory.afterPropertiesSet();
         factory.start();
