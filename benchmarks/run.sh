@@ -5,6 +5,7 @@
 #   benchmarks/run.sh jmh [--iterations 5] ...     JMH micro-benchmarks (about 10 min)
 #   benchmarks/run.sh scale [--elections 10000] ... 10,000 elections in one JVM, a 4 s stall (about 2 min)
 #   benchmarks/run.sh handoff [--handoffs 600] ...  graceful hand-offs in one warm JVM (about 1 min)
+#   benchmarks/run.sh partitions [--trials 5] ...  partitioned leadership rebalancing, 256 x 4 (about 5 min)
 #   benchmarks/run.sh all                          all three, one after another
 # Each writes benchmarks/target/<suite>/summary.md; failover also writes docs/benchmarks-failover.svg.
 # Needs Java 17+, Maven and redis-server on the PATH; starts and ends its own redis-server.
@@ -62,10 +63,11 @@ case "$suite" in
   jmh) run io.redlease.benchmarks.jmh.JmhSuite "$@" ;;
   scale) run io.redlease.benchmarks.scale.ScaleBenchmark "$@" ;;
   handoff) run io.redlease.benchmarks.scale.HandoffBenchmark "$@" ;;
+  partitions) run io.redlease.benchmarks.partition.PartitionBenchmark "$@" ;;
   all)
     run io.redlease.benchmarks.failover.FailoverBenchmark
     run io.redlease.benchmarks.cost.CostBenchmark
     run io.redlease.benchmarks.jmh.JmhSuite
     ;;
-  *) echo "usage: benchmarks/run.sh failover|cost|jmh|scale|handoff|all [options]" >&2; exit 2 ;;
+  *) echo "usage: benchmarks/run.sh failover|cost|jmh|scale|handoff|partitions|all [options]" >&2; exit 2 ;;
 esac

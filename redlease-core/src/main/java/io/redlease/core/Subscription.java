@@ -67,7 +67,10 @@ final class Subscription {
         campaign.execute(
                 () -> {
                     if (closed) {
-                        closeQuietly(subscribed);
+                        // Unsubscribing waits for Redis (for a dead connection, up to the
+                        // client's command timeout): never on the loop, whose other elections
+                        // would stall meanwhile.
+                        SUBSCRIBING.execute(() -> closeQuietly(subscribed));
                         return;
                     }
                     listener = subscribed;
