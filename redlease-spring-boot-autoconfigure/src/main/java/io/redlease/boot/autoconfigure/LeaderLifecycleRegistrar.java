@@ -194,8 +194,8 @@ final class LeaderLifecycleRegistrar implements SmartLifecycle {
                         id,
                         "the listener container '"
                                 + id
-                                + "' starts with the application (autoStartup is true), so every"
-                                + " instance would consume until its election is decided",
+                                + "' starts with the application (autoStartup is true), so it"
+                                + " would run on every instance, leader or not",
                         "Declare the listener with autoStartup = \"false\" (for example"
                                 + " @RabbitListener(id = \""
                                 + id
