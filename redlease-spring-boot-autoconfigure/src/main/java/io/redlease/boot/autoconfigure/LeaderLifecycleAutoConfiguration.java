@@ -8,6 +8,7 @@ import io.redlease.core.Elections;
 import io.redlease.core.Elector;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -81,6 +82,43 @@ public final class LeaderLifecycleAutoConfiguration {
                         new LeaderLifecycleFailedEvent(elector, electionId, member, action, error));
             }
         };
+    }
+
+    /**
+     * Publishes Spring Integration's leader events for every election, when the application has a
+     * {@code SmartLifecycleRoleController} (Spring Integration's {@code @EnableIntegration}
+     * declares one): role {@code redlease.integration.role} ("leader") for the main election, the
+     * id for a named one.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.integration.leader.event.OnGrantedEvent")
+    static class Integration {
+
+        /** Registers the roles once the singletons exist, if a role controller is among them. */
+        @Bean
+        SmartInitializingSingleton redleaseIntegrationRoles(
+                LeaderLifecycles lifecycles,
+                ObjectProvider<Elections> elections,
+                ObjectProvider<RedleaseProperties> properties,
+                ApplicationEventPublisher publisher,
+                ListableBeanFactory beanFactory) {
+            String role =
+                    properties.getIfAvailable(RedleaseProperties::new).getIntegration().getRole();
+            return () -> {
+                if (beanFactory.getBeanNamesForType(
+                                        org.springframework.integration.support
+                                                .SmartLifecycleRoleController.class,
+                                        false,
+                                        false)
+                                .length
+                        > 0) {
+                    elections.ifAvailable(
+                            found ->
+                                    IntegrationRole.registerAll(
+                                            lifecycles, found, role, publisher));
+                }
+            };
+        }
     }
 
     @Configuration(proxyBeanMethods = false)

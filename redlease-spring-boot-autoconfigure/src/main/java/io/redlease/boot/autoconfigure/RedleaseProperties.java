@@ -64,6 +64,9 @@ public class RedleaseProperties {
     /** Leader-only lifecycles of the main election. */
     private final LeaderLifecycle lifecycle = new LeaderLifecycle();
 
+    /** Spring Integration leader events. */
+    private final Integration integration = new Integration();
+
     public boolean isEnabled() {
         return enabled;
     }
@@ -154,6 +157,28 @@ public class RedleaseProperties {
 
     public LeaderLifecycle getLifecycle() {
         return lifecycle;
+    }
+
+    public Integration getIntegration() {
+        return integration;
+    }
+
+    /** Spring Integration leader events ({@code OnGrantedEvent}, {@code OnRevokedEvent}). */
+    public static class Integration {
+
+        /**
+         * Role of the main election in Spring Integration's leader events, which start and stop the
+         * endpoints annotated with that @Role; a named election's role is its id.
+         */
+        private String role = "leader";
+
+        public String getRole() {
+            return role;
+        }
+
+        public void setRole(String role) {
+            this.role = role;
+        }
     }
 
     /** Leader-only lifecycles of an election. */
