@@ -21,6 +21,7 @@ import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -176,6 +177,31 @@ class LeaderLifecyclesTests {
         MeterRegistry meters = a.getBean(MeterRegistry.class);
         assertThat(meters.get("redlease.lifecycle.drain").tag("name", name).timer().count())
                 .isEqualTo(1);
+    }
+
+    /**
+     * Fails on this branch: after the context's stop() and start() the elector's acquire fails with
+     * a RedisSystemException (the known ScriptRunner problem, fixed separately on main); the
+     * lifecycles themselves stop as they should. Enable once that fix is merged.
+     */
+    @Disabled("needs the ScriptRunner fix for a restarted context, made separately on main")
+    @Test
+    void aStoppedAndRestartedContextStartsTheBeansAgainWhenReElected() {
+        ConfigurableApplicationContext a = instance("a");
+        await().until(() -> consumer(a).isRunning());
+        a.stop();
+        assertThat(consumer(a).isRunning()).isFalse();
+        assertThat(elector(a).isRunning()).isFalse();
+        a.start();
+        await().until(() -> elector(a).isLeader() && consumer(a).isRunning());
+        assertThat(events("a"))
+                .containsExactly(
+                        "start:a:early",
+                        "start:a:consumer",
+                        "stop:a:consumer",
+                        "stop:a:early",
+                        "start:a:early",
+                        "start:a:consumer");
     }
 
     @Test
