@@ -66,10 +66,13 @@ final class LeaderLifecycleRegistrar implements SmartLifecycle {
                 !properties.getLifecycle().getListeners().isEmpty()
                         || properties.getElections().values().stream()
                                 .anyMatch(e -> !e.getLifecycle().getListeners().isEmpty());
+        Elections elections = this.elections.get();
         if (found.isEmpty() && !listeners) {
+            if (elections != null) {
+                checkElectors(elections);
+            }
             return;
         }
-        Elections elections = this.elections.get();
         if (elections == null) {
             throw new IllegalStateException(
                     "redlease: leader-only lifecycles "
@@ -105,6 +108,11 @@ final class LeaderLifecycleRegistrar implements SmartLifecycle {
                                         "redlease.elections." + id + ".lifecycle.listeners",
                                         election.getLifecycle().getListeners(),
                                         claimed));
+        checkElectors(elections);
+    }
+
+    /** Fails when an election with lifecycles has an elector that would never start them. */
+    private void checkElectors(Elections elections) {
         for (String id : lifecycles.electionIds()) {
             Elector elector = elections.get(id);
             if (!elector.config().beforeRelease().contains(lifecycles.beforeRelease(id))) {

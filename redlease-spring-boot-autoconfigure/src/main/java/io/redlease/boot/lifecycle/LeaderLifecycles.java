@@ -61,7 +61,7 @@ public final class LeaderLifecycles {
         role(electionId).add(name, lifecycle);
     }
 
-    /** Returns the ids of the elections that have leader-only lifecycles, in registration order. */
+    /** Returns the ids of the elections that have leader-only lifecycles, sorted. */
     public List<String> electionIds() {
         return roles.entrySet().stream()
                 .filter(entry -> !entry.getValue().members().isEmpty())
