@@ -3,6 +3,9 @@ package io.redlease.core;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.StatefulConnection;
+import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.lettuce.core.cluster.api.async.RedisAdvancedClusterAsyncCommands;
 import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -76,8 +79,8 @@ interface ScriptRunner {
      *
      * <p>Opening the shared connection waits for the server, so until the runner has it, calls
      * fetch it on the blocking pool: a server that does not answer the handshake never holds a loop
-     * thread. A closed connection is dropped and fetched again. The electors of one factory share
-     * one runner.
+     * thread. A closed connection (a failed one, or one the factory closed when it was stopped) is
+     * dropped and fetched again. The electors of one factory share one runner.
      */
     final class Async implements ScriptRunner {
 
@@ -96,6 +99,12 @@ interface ScriptRunner {
         public <T> CompletableFuture<T> run(
                 RedisScript<T> script, List<String> keys, List<String> args) {
             RedisClusterAsyncCommands<byte[], byte[]> current = commands;
+            if (closed(current)) {
+                // The factory was stopped (a context's stop()) or reset: its shared connection is
+                // closed for good, and a started factory hands out a new one.
+                commands = null;
+                current = null;
+            }
             CompletableFuture<T> reply =
                     current != null
                             ? send(current, script, keys, args)
@@ -167,13 +176,30 @@ interface ScriptRunner {
             Throwable cause = unwrap(error);
             if (cause instanceof RuntimeException runtime) {
                 DataAccessException translated = factory.translateExceptionIfPossible(runtime);
+                RedisClusterAsyncCommands<byte[], byte[]> current = commands;
                 if (translated instanceof RedisConnectionFailureException
-                        || cause instanceof RedisException && !factory.isRunning()) {
+                        || cause instanceof RedisException
+                                && (!factory.isRunning() || closed(current))) {
                     commands = null;
                 }
                 return translated != null ? translated : runtime;
             }
             return new RedisSystemException("redlease: script failed", cause);
+        }
+
+        /**
+         * Returns whether the shared connection behind {@code commands} is closed (the factory was
+         * stopped or reset); false when unknown or null.
+         */
+        private static boolean closed(
+                @Nullable RedisClusterAsyncCommands<byte[], byte[]> commands) {
+            StatefulConnection<?, ?> connection =
+                    commands instanceof RedisAsyncCommands<?, ?> standalone
+                            ? standalone.getStatefulConnection()
+                            : commands instanceof RedisAdvancedClusterAsyncCommands<?, ?> cluster
+                                    ? cluster.getStatefulConnection()
+                                    : null;
+            return connection != null && !connection.isOpen();
         }
 
         private static Throwable unwrap(Throwable error) {

@@ -35,9 +35,11 @@ public final class PausedLeaderMain {
                         new RedisStandaloneConfiguration(args[0], Integer.parseInt(args[1])));
         redis.afterPropertiesSet();
         redis.start();
+        // A lease long enough to outlast this cold JVM's first transaction on a crowded machine
+        // (a 1 s lease lapsed before the first write there); the test freezes the JVM past it.
         Elector elector =
                 new Elector(
-                        redis, ElectorConfig.builder(args[2]).ttl(Duration.ofSeconds(1)).build());
+                        redis, ElectorConfig.builder(args[2]).ttl(Duration.ofSeconds(3)).build());
         SimpleDriverDataSource dataSource =
                 new SimpleDriverDataSource(DriverManager.getDriver(args[3]), args[3], args[4], "");
         TransactionFencing fencing =

@@ -1,8 +1,6 @@
 package io.redlease.test;
 
-import java.nio.file.Path;
 import org.jspecify.annotations.Nullable;
-import org.opentest4j.TestAbortedException;
 
 /**
  * A real database server that tests talk to over JDBC: a process the fixture started, a Docker
@@ -11,19 +9,14 @@ import org.opentest4j.TestAbortedException;
  * <p>Tests share it and its database, so they use table names of their own. {@link #close()} stops
  * what the fixture started and leaves an external server running.
  */
-public abstract class DatabaseServer implements AutoCloseable {
+public abstract class DatabaseServer extends FixtureServer {
 
-    private final ServerKind kind;
     private final String scheme;
     private final String host;
     private final int port;
     private final String database;
     private final String username;
     private final String password;
-    private final @Nullable Workspace workspace;
-    private final @Nullable ManagedProcess process;
-    private final @Nullable AutoCloseable container;
-    private volatile boolean closed;
 
     DatabaseServer(
             ServerKind kind,
@@ -36,25 +29,13 @@ public abstract class DatabaseServer implements AutoCloseable {
             @Nullable Workspace workspace,
             @Nullable ManagedProcess process,
             @Nullable AutoCloseable container) {
-        this.kind = kind;
+        super(kind, workspace, process, container);
         this.scheme = scheme;
         this.host = host;
         this.port = port;
         this.database = database;
         this.username = username;
         this.password = password;
-        this.workspace = workspace;
-        this.process = process;
-        this.container = container;
-    }
-
-    /**
-     * Returns where the server comes from.
-     *
-     * @return the kind of server
-     */
-    public ServerKind kind() {
-        return kind;
     }
 
     /**
@@ -111,58 +92,15 @@ public abstract class DatabaseServer implements AutoCloseable {
         return password;
     }
 
-    /**
-     * Returns the process id of a server the fixture started.
-     *
-     * @return the pid of the server's main process
-     * @throws TestAbortedException if the fixture did not start the server as a process
-     */
-    public long pid() {
-        if (process == null) {
-            throw new TestAbortedException(this + " is not a process the fixture started");
-        }
-        return process.pid();
-    }
-
-    /** Returns the directory of a server the fixture started, or {@code null}. */
-    @Nullable Path dir() {
-        return workspace == null ? null : workspace.dir();
-    }
-
-    boolean isClosed() {
-        return closed;
-    }
-
-    /**
-     * Stops the server and deletes its directory if the fixture started it, stops a container, and
-     * leaves an external server running. Calling it again does nothing.
-     */
-    @Override
-    public void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        if (workspace != null) {
-            workspace.close();
-        }
-        if (container != null) {
-            try {
-                container.close();
-            } catch (Exception ex) {
-                throw new IllegalStateException("Could not stop " + container, ex);
-            }
-        }
-    }
-
     @Override
     public String toString() {
-        String what =
-                switch (kind) {
-                    case MANAGED -> "managed, dir " + dir();
-                    case CONTAINER -> String.valueOf(container);
-                    case EXTERNAL -> "external";
-                };
-        return getClass().getSimpleName() + "[" + jdbcUrl() + " as " + username + ", " + what + "]";
+        return getClass().getSimpleName()
+                + "["
+                + jdbcUrl()
+                + " as "
+                + username
+                + ", "
+                + origin()
+                + "]";
     }
 }

@@ -9,7 +9,6 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
-import org.opentest4j.TestAbortedException;
 
 /**
  * A real RabbitMQ broker for the tests, with its management API: user {@code guest}, password
@@ -29,7 +28,7 @@ import org.opentest4j.TestAbortedException;
  * #amqpUrl(String)}. {@link #shared()} gives one broker to the whole test JVM, ended at exit: by
  * the JVM shutdown hook, or by a watchdog process if the JVM is killed.
  */
-public final class RabbitMqServer implements AutoCloseable {
+public final class RabbitMqServer extends FixtureServer {
 
     /**
      * The environment variable naming an external broker instead: {@code
@@ -60,17 +59,12 @@ public final class RabbitMqServer implements AutoCloseable {
     private static final SharedServer<RabbitMqServer> SHARED =
             new SharedServer<>(RabbitMqServer::start, RabbitMqServer::isClosed);
 
-    private final ServerKind kind;
     private final String host;
     private final int port;
     private final String username;
     private final String password;
     private final String virtualHost;
     private final RabbitMqManagement management;
-    private final @Nullable Workspace workspace;
-    private final @Nullable ManagedProcess process;
-    private final @Nullable AutoCloseable container;
-    private volatile boolean closed;
 
     RabbitMqServer(
             ServerKind kind,
@@ -83,16 +77,13 @@ public final class RabbitMqServer implements AutoCloseable {
             @Nullable Workspace workspace,
             @Nullable ManagedProcess process,
             @Nullable AutoCloseable container) {
-        this.kind = kind;
+        super(kind, workspace, process, container);
         this.host = host;
         this.port = port;
         this.username = username;
         this.password = password;
         this.virtualHost = virtualHost;
         this.management = new RabbitMqManagement(managementUrl, username, password);
-        this.workspace = workspace;
-        this.process = process;
-        this.container = container;
     }
 
     /**
@@ -170,15 +161,6 @@ public final class RabbitMqServer implements AutoCloseable {
                 null,
                 null,
                 container);
-    }
-
-    /**
-     * Returns where the broker comes from.
-     *
-     * @return the kind of broker
-     */
-    public ServerKind kind() {
-        return kind;
     }
 
     /**
@@ -299,59 +281,16 @@ public final class RabbitMqServer implements AutoCloseable {
         return prefix + "-" + NAMES.incrementAndGet() + "-" + Long.toHexString(System.nanoTime());
     }
 
-    /**
-     * Returns the process id of a broker the fixture started (the Erlang VM).
-     *
-     * @return the pid
-     * @throws TestAbortedException if the fixture did not start the broker as a process
-     */
-    public long pid() {
-        if (process == null) {
-            throw new TestAbortedException(this + " is not a process the fixture started");
-        }
-        return process.pid();
-    }
-
-    /** Returns the directory of a broker the fixture started, or {@code null}. */
-    @Nullable Path dir() {
-        return workspace == null ? null : workspace.dir();
-    }
-
-    boolean isClosed() {
-        return closed;
-    }
-
-    /**
-     * Stops the broker and its {@code epmd} and deletes their directory if the fixture started
-     * them, stops a container, and leaves an external broker running. Calling it again does
-     * nothing.
-     */
-    @Override
-    public void close() {
-        if (closed) {
-            return;
-        }
-        closed = true;
-        if (workspace != null) {
-            workspace.close();
-        }
-        if (container != null) {
-            try {
-                container.close();
-            } catch (Exception ex) {
-                throw new IllegalStateException("Could not stop " + container, ex);
-            }
-        }
-    }
-
     @Override
     public String toString() {
-        String what =
-                switch (kind) {
-                    case MANAGED -> "managed, dir " + dir();
-                    case CONTAINER -> String.valueOf(container);
-                    case EXTERNAL -> "external";
-                };
-        return "RabbitMqServer[amqp://" + host + ":" + port + " as " + username + ", " + what + "]";
+        return "RabbitMqServer[amqp://"
+                + host
+                + ":"
+                + port
+                + " as "
+                + username
+                + ", "
+                + origin()
+                + "]";
     }
 }
