@@ -21,7 +21,6 @@ import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -179,12 +178,6 @@ class LeaderLifecyclesTests {
                 .isEqualTo(1);
     }
 
-    /**
-     * Fails on this branch: after the context's stop() and start() the elector's acquire fails with
-     * a RedisSystemException (the known ScriptRunner problem, fixed separately on main); the
-     * lifecycles themselves stop as they should. Enable once that fix is merged.
-     */
-    @Disabled("needs the ScriptRunner fix for a restarted context, made separately on main")
     @Test
     void aStoppedAndRestartedContextStartsTheBeansAgainWhenReElected() {
         ConfigurableApplicationContext a = instance("a");
