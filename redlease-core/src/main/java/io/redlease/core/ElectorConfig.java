@@ -60,6 +60,8 @@ public final class ElectorConfig {
 
     private final @Nullable Executor callbackExecutor;
 
+    private final List<BeforeRelease> beforeRelease;
+
     private ElectorConfig(Builder builder, ConfigRules.Timings timings) {
         this.name = builder.name;
         this.ttl = timings.ttl();
@@ -75,6 +77,7 @@ public final class ElectorConfig {
         this.clock = builder.clock;
         this.drainTimeout = builder.drainTimeout;
         this.callbackExecutor = builder.callbackExecutor;
+        this.beforeRelease = List.copyOf(builder.beforeRelease);
     }
 
     /**
@@ -174,6 +177,14 @@ public final class ElectorConfig {
         return Optional.ofNullable(callbackExecutor);
     }
 
+    /**
+     * Returns the hooks a graceful step-down waits for before it releases the lease, in the order
+     * they are called.
+     */
+    public List<BeforeRelease> beforeRelease() {
+        return beforeRelease;
+    }
+
     /** Returns a builder preset with this configuration. */
     public Builder toBuilder() {
         Builder builder = new Builder(name);
@@ -189,6 +200,7 @@ public final class ElectorConfig {
         builder.clock = clock;
         builder.drainTimeout = drainTimeout;
         builder.callbackExecutor = callbackExecutor;
+        builder.beforeRelease.addAll(beforeRelease);
         return builder;
     }
 
@@ -235,6 +247,8 @@ public final class ElectorConfig {
         private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
 
         private @Nullable Executor callbackExecutor;
+
+        private final List<BeforeRelease> beforeRelease = new ArrayList<>();
 
         private Builder(@Nullable String name) {
             this.name = name == null ? "" : name;
@@ -368,6 +382,16 @@ public final class ElectorConfig {
          */
         public Builder clock(LongSupplier clock) {
             this.clock = required(clock, "clock");
+            return this;
+        }
+
+        /**
+         * Adds a hook that a graceful step-down waits for, bounded by the drain timeout, after the
+         * term has ended and before the lease is released; see {@link BeforeRelease}. Hooks are
+         * called in the order they were added and run concurrently.
+         */
+        public Builder beforeRelease(BeforeRelease hook) {
+            this.beforeRelease.add(required(hook, "beforeRelease"));
             return this;
         }
 

@@ -1,6 +1,7 @@
 package io.redlease.core;
 
 import io.redlease.core.Observer.Operation;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -31,6 +32,8 @@ final class Leadership {
 
     private final long drainTimeout;
 
+    private final List<BeforeRelease> beforeRelease;
+
     private @Nullable Lease lease;
 
     Leadership(Campaign campaign, ScheduledExecutorService watchdogLoop, ElectorConfig config) {
@@ -38,6 +41,7 @@ final class Leadership {
         this.watchdogLoop = watchdogLoop;
         this.clock = config.clock();
         this.drainTimeout = config.drainTimeout().toNanos();
+        this.beforeRelease = config.beforeRelease();
     }
 
     boolean leading() {
@@ -104,7 +108,7 @@ final class Leadership {
                 campaign.notifyError(Operation.TASK, failure);
             }
             endTerm(failure == null ? StepDownReason.TASK_ENDED : StepDownReason.TASK_FAILED);
-        } else if (this.lease == lease && lease.awaitingTask) {
+        } else if (this.lease == lease && lease.awaitingTask && lease.hooksPending == 0) {
             release(lease);
         }
     }
@@ -274,11 +278,16 @@ final class Leadership {
         campaign.elector.unpublish(lease.term);
         lease.term.end(reason);
         lease.reason = lease.term.endReason().orElse(reason);
-        if (!lease.taskRunning) {
+        boolean hooks = !beforeRelease.isEmpty() && ReleaseHooks.graceful(lease.reason);
+        if (!lease.taskRunning && !hooks) {
             release(lease);
             return;
         }
         lease.awaitingTask = true;
+        if (hooks) {
+            lease.hooksPending = beforeRelease.size();
+            ReleaseHooks.call(campaign, beforeRelease, lease.term, () -> onHookDone(lease));
+        }
         long wait =
                 campaign.stopRequested()
                         ? Math.max(campaign.stopDeadline() - System.nanoTime(), 0)
@@ -286,7 +295,20 @@ final class Leadership {
         lease.timer =
                 campaign.schedule(
                         () -> {
-                            if (this.lease == lease && lease.awaitingTask && lease.taskRunning) {
+                            if (this.lease == lease && lease.awaitingTask && !lease.taskRunning) {
+                                Campaign.logger.warn(
+                                        "redlease: "
+                                                + lease.hooksPending
+                                                + " before-release hook(s) of '"
+                                                + campaign.elector.name()
+                                                + "' term "
+                                                + lease.term.token()
+                                                + " did not finish within the drain timeout;"
+                                                + " releasing the lease without them");
+                                release(lease);
+                            } else if (this.lease == lease
+                                    && lease.awaitingTask
+                                    && lease.taskRunning) {
                                 Thread thread = lease.taskThread;
                                 Campaign.logger.warn(
                                         "redlease: the leader task of '"
@@ -302,6 +324,16 @@ final class Leadership {
                             }
                         },
                         wait);
+    }
+
+    private void onHookDone(Lease lease) {
+        lease.hooksPending--;
+        if (this.lease == lease
+                && lease.awaitingTask
+                && !lease.taskRunning
+                && lease.hooksPending == 0) {
+            release(lease);
+        }
     }
 
     private void release(Lease lease) {
@@ -377,8 +409,11 @@ final class Leadership {
 
         boolean ending;
 
-        /** Whether the release waits for the interrupted task to return. */
+        /** Whether the release waits for the interrupted task or the before-release hooks. */
         boolean awaitingTask;
+
+        /** How many before-release hooks have not finished yet. */
+        int hooksPending;
 
         @Nullable ScheduledFuture<?> timer;
 

@@ -30,6 +30,13 @@ import java.lang.annotation.Target;
  * <p>Methods that return a reactive type ({@code Mono}, {@code Flux}, any type Spring's {@code
  * ReactiveAdapterRegistry} adapts) or are Kotlin {@code suspend} functions are refused when the
  * bean is created: the check would run when the publisher is assembled, not when it runs.
+ *
+ * <p>On a class that implements {@link org.springframework.context.Lifecycle} (a {@code
+ * SmartLifecycle}, a listener container, an inbound adapter), the annotation marks a leader-only
+ * lifecycle bean instead: its methods are not advised; with Spring Boot's auto-configuration it is
+ * not started with the application context, it is started when this instance is elected (in phase
+ * order) and stopped when the term ends, and a graceful step-down releases the lease only after it
+ * stopped. {@link #value()} names the election; the other attributes do not apply.
  */
 @Target({ElementType.METHOD, ElementType.TYPE})
 @Retention(RetentionPolicy.RUNTIME)

@@ -99,6 +99,9 @@ public class LeaderOnlyAnnotationBeanPostProcessor
     @Override
     public Object postProcessAfterInitialization(Object bean, String beanName) {
         Class<?> type = AopUtils.getTargetClass(bean);
+        if (LeaderOnlyRules.isLifecycleType(type, beanName)) {
+            return bean; // a leader-only lifecycle bean: started and stopped with the term
+        }
         if (!isEligible(type)) {
             return super.postProcessAfterInitialization(bean, beanName);
         }

@@ -18,6 +18,7 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
 import org.springframework.scheduling.annotation.Async;
 import org.springframework.scheduling.annotation.Scheduled;
 import org.springframework.scheduling.annotation.Schedules;
+import org.springframework.util.ReflectionUtils;
 import org.springframework.util.StringUtils;
 
 /**
@@ -204,5 +205,32 @@ final class LeaderOnlyRules {
     static BeanCreationException invalid(String beanName, Method method, String rule) {
         return new BeanCreationException(
                 beanName, "redlease: @LeaderOnly method " + method.toGenericString() + " " + rule);
+    }
+
+    /**
+     * Returns whether the type is a leader-only lifecycle bean: {@code @LeaderOnly} on a class that
+     * implements {@link org.springframework.context.Lifecycle}. Its methods are not advised: the
+     * bean is started when this instance is elected and stopped when the term ends (Spring Boot's
+     * auto-configuration does that). A {@code @LeaderOnly} method in such a class is refused.
+     */
+    static boolean isLifecycleType(Class<?> type, String beanName) {
+        if (!org.springframework.context.Lifecycle.class.isAssignableFrom(type)
+                || !AnnotatedElementUtils.hasAnnotation(type, LeaderOnly.class)) {
+            return false;
+        }
+        for (Method method :
+                ReflectionUtils.getUniqueDeclaredMethods(
+                        type, ReflectionUtils.USER_DECLARED_METHODS)) {
+            if (AnnotatedElementUtils.hasAnnotation(method, LeaderOnly.class)) {
+                throw new BeanCreationException(
+                        beanName,
+                        "redlease: "
+                                + method.toGenericString()
+                                + " is @LeaderOnly in a @LeaderOnly lifecycle bean, which runs"
+                                + " only while leading as a whole; remove the method's"
+                                + " annotation, or move the method to another bean");
+            }
+        }
+        return true;
     }
 }

@@ -1,6 +1,7 @@
 package io.redlease.boot.actuate;
 
 import io.redlease.boot.health.RedleaseHealthIndicator;
+import io.redlease.boot.lifecycle.LeaderLifecycles;
 import io.redlease.core.Elections;
 import io.redlease.core.Elector;
 import io.redlease.core.scheduling.SlotJobs;
@@ -19,8 +20,8 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 
 /**
  * The {@code redlease} actuator endpoint: each election's role, token, current holder, lease time
- * left and once-per-slot jobs with their last completed and next due slots (read), and resignation
- * (write).
+ * left, once-per-slot jobs with their last completed and next due slots, and leader-only lifecycles
+ * with whether each runs (read), and resignation (write).
  *
  * <p>Its default access is read-only: resigning needs {@code
  * management.endpoint.redlease.access=unrestricted}, and like every endpoint but health it is not
@@ -32,6 +33,8 @@ public class RedleaseEndpoint {
     private final Elections elections;
 
     private final @Nullable SlotJobs slotJobs;
+
+    private @Nullable LeaderLifecycles lifecycles;
 
     /**
      * Creates the endpoint.
@@ -53,12 +56,31 @@ public class RedleaseEndpoint {
         this.slotJobs = slotJobs;
     }
 
+    /**
+     * Creates the endpoint.
+     *
+     * @param elections the application's elections
+     * @param slotJobs the once-per-slot jobs, or null
+     * @param lifecycles the leader-only lifecycles, or null
+     */
+    public RedleaseEndpoint(
+            Elections elections,
+            @Nullable SlotJobs slotJobs,
+            @Nullable LeaderLifecycles lifecycles) {
+        this(elections, slotJobs);
+        this.lifecycles = lifecycles;
+    }
+
     /** Returns every election's state, by election id. */
     @ReadOperation
     public Map<String, ElectionDescriptor> elections() {
         Map<String, ElectionDescriptor> result = new LinkedHashMap<>();
         List<SlotJobs.JobView> jobs = jobs();
-        elections.asMap().forEach((id, elector) -> result.put(id, describe(id, elector, jobs)));
+        elections
+                .asMap()
+                .forEach(
+                        (id, elector) ->
+                                result.put(id, withLifecycles(id, describe(id, elector, jobs))));
         return result;
     }
 
@@ -74,6 +96,7 @@ public class RedleaseEndpoint {
         return elections
                 .find(id)
                 .map(elector -> describe(id.isEmpty() ? Elections.DEFAULT : id, elector, jobs))
+                .map(found -> withLifecycles(id.isEmpty() ? Elections.DEFAULT : id, found))
                 .orElse(null);
     }
 
@@ -98,10 +121,30 @@ public class RedleaseEndpoint {
                                                         + elections.ids(),
                                                 "No such election"));
         elector.resign();
-        return describe(
-                election == null || election.isEmpty() ? Elections.DEFAULT : election,
-                elector,
-                jobs());
+        String id = election == null || election.isEmpty() ? Elections.DEFAULT : election;
+        return withLifecycles(id, describe(id, elector, jobs()));
+    }
+
+    private ElectionDescriptor withLifecycles(String id, ElectionDescriptor election) {
+        LeaderLifecycles lifecycles = this.lifecycles;
+        List<LeaderLifecycles.Member> members =
+                lifecycles == null ? null : lifecycles.members().get(id);
+        if (members == null) {
+            return election;
+        }
+        return new ElectionDescriptor(
+                election.name(),
+                election.instanceId(),
+                election.role(),
+                election.token(),
+                election.holder(),
+                election.leaseMillisLeft(),
+                election.holderError(),
+                election.jobs(),
+                election.leader(),
+                members.stream()
+                        .map(m -> new LifecycleDescriptor(m.name(), m.phase(), m.running()))
+                        .toList());
     }
 
     private List<SlotJobs.JobView> jobs() {
@@ -138,7 +181,8 @@ public class RedleaseEndpoint {
                                                 job.lastCompletion(),
                                                 job.nextDueSlot()))
                         .toList(),
-                leader(elector));
+                leader(elector),
+                List.of());
     }
 
     /** Returns the leader's advertised metadata, when it advertised any and Redis answers. */
@@ -173,6 +217,7 @@ public class RedleaseEndpoint {
      * @param holderError why the holder could not be read, if it could not
      * @param jobs the election's once-per-slot jobs
      * @param leader what the holder advertised about itself, if discovery is on and it did
+     * @param lifecycles the election's leader-only lifecycle beans and listener containers
      */
     public record ElectionDescriptor(
             String name,
@@ -183,7 +228,8 @@ public class RedleaseEndpoint {
             @Nullable Long leaseMillisLeft,
             @Nullable String holderError,
             List<JobDescriptor> jobs,
-            @Nullable LeaderDescriptor leader) {}
+            @Nullable LeaderDescriptor leader,
+            List<LifecycleDescriptor> lifecycles) {}
 
     /**
      * What the leader advertised about itself (leader discovery).
@@ -198,6 +244,15 @@ public class RedleaseEndpoint {
             @Nullable String url,
             @Nullable String version,
             Map<String, String> attributes) {}
+
+    /**
+     * A leader-only lifecycle bean or listener container of an election.
+     *
+     * @param name the bean name or listener id
+     * @param phase the phase it starts in
+     * @param running whether it runs now
+     */
+    public record LifecycleDescriptor(String name, int phase, boolean running) {}
 
     /**
      * A once-per-slot job, with its ledger as Redis has it.

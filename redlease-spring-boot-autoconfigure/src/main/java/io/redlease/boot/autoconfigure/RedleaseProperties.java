@@ -3,7 +3,9 @@ package io.redlease.boot.autoconfigure;
 import io.redlease.core.scheduling.MissedSlots;
 import io.redlease.core.scheduling.SlotJobs;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -58,6 +60,12 @@ public class RedleaseProperties {
 
     /** Defaults of once-per-slot scheduled jobs ({@code @LeaderOnly(oncePerSlot = true)}). */
     private final Scheduling scheduling = new Scheduling();
+
+    /** Leader-only lifecycles of the main election. */
+    private final LeaderLifecycle lifecycle = new LeaderLifecycle();
+
+    /** Spring Integration leader events. */
+    private final Integration integration = new Integration();
 
     public boolean isEnabled() {
         return enabled;
@@ -147,6 +155,50 @@ public class RedleaseProperties {
         this.elections = elections;
     }
 
+    public LeaderLifecycle getLifecycle() {
+        return lifecycle;
+    }
+
+    public Integration getIntegration() {
+        return integration;
+    }
+
+    /** Spring Integration leader events ({@code OnGrantedEvent}, {@code OnRevokedEvent}). */
+    public static class Integration {
+
+        /**
+         * Role of the main election in Spring Integration's leader events, which start and stop the
+         * endpoints annotated with that @Role; a named election's role is its id.
+         */
+        private String role = "leader";
+
+        public String getRole() {
+            return role;
+        }
+
+        public void setRole(String role) {
+            this.role = role;
+        }
+    }
+
+    /** Leader-only lifecycles of an election. */
+    public static class LeaderLifecycle {
+
+        /**
+         * Ids of RabbitMQ, Kafka or JMS listener containers that run only while this instance leads
+         * the election; each must be declared with autoStartup = "false".
+         */
+        private List<String> listeners = new ArrayList<>();
+
+        public List<String> getListeners() {
+            return listeners;
+        }
+
+        public void setListeners(List<String> listeners) {
+            this.listeners = listeners;
+        }
+    }
+
     /** Defaults of once-per-slot scheduled jobs. */
     public static class Scheduling {
 
@@ -230,6 +282,9 @@ public class RedleaseProperties {
         /** Whether to start contending when the application context starts. */
         private @Nullable Boolean autoStartup;
 
+        /** Leader-only lifecycles of this election. */
+        private final LeaderLifecycle lifecycle = new LeaderLifecycle();
+
         public @Nullable String getName() {
             return name;
         }
@@ -276,6 +331,10 @@ public class RedleaseProperties {
 
         public void setAutoStartup(@Nullable Boolean autoStartup) {
             this.autoStartup = autoStartup;
+        }
+
+        public LeaderLifecycle getLifecycle() {
+            return lifecycle;
         }
     }
 }

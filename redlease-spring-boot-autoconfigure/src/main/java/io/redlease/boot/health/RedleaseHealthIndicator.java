@@ -1,11 +1,13 @@
 package io.redlease.boot.health;
 
+import io.redlease.boot.lifecycle.LeaderLifecycles;
 import io.redlease.core.Elections;
 import io.redlease.core.Elector;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
 
@@ -16,13 +18,16 @@ import org.springframework.boot.health.contributor.Health;
  *
  * <p>Details, per election id: the election name, this instance's id, its role ({@code leader},
  * {@code follower} or {@code stopped}) and, when leading, the token; when Redis cannot be reached,
- * the error (with any credentials in URLs masked).
+ * the error (with any credentials in URLs masked); under {@code lifecycles}, each leader-only
+ * lifecycle bean or listener container and whether it runs (they do not change the status).
  */
 public class RedleaseHealthIndicator extends AbstractHealthIndicator {
 
     private static final Pattern CREDENTIALS = Pattern.compile("(rediss?://)[^@\\s/]*@");
 
     private final Elections elections;
+
+    private @Nullable LeaderLifecycles lifecycles;
 
     /**
      * Creates the indicator.
@@ -32,6 +37,17 @@ public class RedleaseHealthIndicator extends AbstractHealthIndicator {
     public RedleaseHealthIndicator(Elections elections) {
         super("redlease health check failed");
         this.elections = elections;
+    }
+
+    /**
+     * Creates the indicator, with each election's leader-only lifecycles in its details.
+     *
+     * @param elections the application's elections
+     * @param lifecycles the leader-only lifecycles, or null
+     */
+    public RedleaseHealthIndicator(Elections elections, @Nullable LeaderLifecycles lifecycles) {
+        this(elections);
+        this.lifecycles = lifecycles;
     }
 
     @Override
@@ -54,6 +70,7 @@ public class RedleaseHealthIndicator extends AbstractHealthIndicator {
                 down = true;
                 election.put("error", describe(failure.get()));
             }
+            LifecycleDetails.put(lifecycles, entry.getKey(), election);
             details.put(entry.getKey(), election);
         }
         (down ? builder.down() : builder.up()).withDetails(details);

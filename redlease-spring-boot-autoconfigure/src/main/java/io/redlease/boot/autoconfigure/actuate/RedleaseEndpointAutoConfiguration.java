@@ -2,6 +2,7 @@ package io.redlease.boot.autoconfigure.actuate;
 
 import io.redlease.boot.actuate.RedleaseEndpoint;
 import io.redlease.boot.autoconfigure.RedleaseAutoConfiguration;
+import io.redlease.boot.lifecycle.LeaderLifecycles;
 import io.redlease.core.Elections;
 import io.redlease.core.scheduling.SlotJobs;
 import org.springframework.beans.factory.ObjectProvider;
@@ -21,7 +22,11 @@ public final class RedleaseEndpointAutoConfiguration {
 
     @Bean
     @ConditionalOnMissingBean
-    RedleaseEndpoint redleaseEndpoint(Elections elections, ObjectProvider<SlotJobs> slotJobs) {
-        return new RedleaseEndpoint(elections, slotJobs.getIfAvailable());
+    RedleaseEndpoint redleaseEndpoint(
+            Elections elections,
+            ObjectProvider<SlotJobs> slotJobs,
+            ObjectProvider<LeaderLifecycles> lifecycles) {
+        return new RedleaseEndpoint(
+                elections, slotJobs.getIfAvailable(), lifecycles.getIfAvailable());
     }
 }

@@ -3,7 +3,9 @@ package io.redlease.boot.autoconfigure.health;
 import io.redlease.boot.autoconfigure.RedleaseAutoConfiguration;
 import io.redlease.boot.health.RedleaseHealthIndicator;
 import io.redlease.boot.health.RedleaseLeaderHealthIndicator;
+import io.redlease.boot.lifecycle.LeaderLifecycles;
 import io.redlease.core.Elections;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -32,8 +34,9 @@ public final class RedleaseHealthContributorAutoConfiguration {
     @ConditionalOnMissingBean(
             value = RedleaseHealthIndicator.class,
             name = {"redleaseHealthIndicator", "redleaseHealthContributor"})
-    RedleaseHealthIndicator redleaseHealthIndicator(Elections elections) {
-        return new RedleaseHealthIndicator(elections);
+    RedleaseHealthIndicator redleaseHealthIndicator(
+            Elections elections, ObjectProvider<LeaderLifecycles> lifecycles) {
+        return new RedleaseHealthIndicator(elections, lifecycles.getIfAvailable());
     }
 
     /**

@@ -1,0 +1,232 @@
+package io.redlease.boot.autoconfigure;
+
+import io.redlease.boot.autoconfigure.LeaderOnlyLifecycleBeanPostProcessor.Found;
+import io.redlease.boot.autoconfigure.ListenerContainers.Registry;
+import io.redlease.boot.lifecycle.LeaderLifecycles;
+import io.redlease.core.Elections;
+import io.redlease.core.Elector;
+import io.redlease.core.UnknownElectionException;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+import org.springframework.context.SmartLifecycle;
+
+/**
+ * Hands the leader-only lifecycle beans and the listener containers named in {@code
+ * redlease.lifecycle.listeners} to {@link LeaderLifecycles}, once, just before the elections start;
+ * fails startup on a rule they break: an unknown election or listener id, a container that starts
+ * with the application, a bean already running, an elector that would never start them.
+ */
+final class LeaderLifecycleRegistrar implements SmartLifecycle {
+
+    /** Starts just before the elections (and before any listener registry starts containers). */
+    static final int PHASE = RedleaseLifecycle.PHASE - 1;
+
+    private final LeaderOnlyLifecycleBeanPostProcessor beans;
+
+    private final LeaderLifecycles lifecycles;
+
+    private final Supplier<@Nullable Elections> elections;
+
+    private final RedleaseProperties properties;
+
+    private final Supplier<List<Registry>> registries;
+
+    private boolean registered;
+
+    private volatile boolean running;
+
+    LeaderLifecycleRegistrar(
+            LeaderOnlyLifecycleBeanPostProcessor beans,
+            LeaderLifecycles lifecycles,
+            Supplier<@Nullable Elections> elections,
+            RedleaseProperties properties,
+            Supplier<List<Registry>> registries) {
+        this.beans = beans;
+        this.lifecycles = lifecycles;
+        this.elections = elections;
+        this.properties = properties;
+        this.registries = registries;
+    }
+
+    @Override
+    public synchronized void start() {
+        if (!registered) {
+            register();
+            registered = true;
+        }
+        running = true;
+    }
+
+    private void register() {
+        List<Found> found = beans.found();
+        boolean listeners =
+                !properties.getLifecycle().getListeners().isEmpty()
+                        || properties.getElections().values().stream()
+                                .anyMatch(e -> !e.getLifecycle().getListeners().isEmpty());
+        Elections elections = this.elections.get();
+        if (found.isEmpty() && !listeners) {
+            if (elections != null) {
+                checkElectors(elections);
+            }
+            return;
+        }
+        if (elections == null) {
+            throw new IllegalStateException(
+                    "redlease: leader-only lifecycles "
+                            + found.stream().map(Found::beanName).toList()
+                            + " are declared but no elections are configured (redlease needs"
+                            + " exactly one RedisConnectionFactory bean); they would never start."
+                            + " Configure Redis, or remove @LeaderOnly from them");
+        }
+        for (Found bean : found) {
+            elector(elections, bean);
+            if (bean.lifecycle().isRunning()) {
+                throw new IllegalStateException(
+                        "redlease: the leader-only lifecycle bean '"
+                                + bean.beanName()
+                                + "' is running before this instance was elected: something"
+                                + " started it (a start() call in its constructor or init method,"
+                                + " or another bean). Let redlease start it when elected");
+            }
+            lifecycles.register(bean.electionId(), bean.beanName(), bean.lifecycle());
+        }
+        Map<String, String> claimed = new HashMap<>();
+        registerListeners(
+                Elections.DEFAULT,
+                "redlease.lifecycle.listeners",
+                properties.getLifecycle().getListeners(),
+                claimed);
+        properties
+                .getElections()
+                .forEach(
+                        (id, election) ->
+                                registerListeners(
+                                        id,
+                                        "redlease.elections." + id + ".lifecycle.listeners",
+                                        election.getLifecycle().getListeners(),
+                                        claimed));
+        checkElectors(elections);
+    }
+
+    /** Fails when an election with lifecycles has an elector that would never start them. */
+    private void checkElectors(Elections elections) {
+        for (String id : lifecycles.electionIds()) {
+            Elector elector = elections.get(id);
+            if (!elector.config().beforeRelease().contains(lifecycles.beforeRelease(id))) {
+                throw new IllegalStateException(
+                        "redlease: the elector of election '"
+                                + id
+                                + "' was not built by redlease's auto-configuration, so its"
+                                + " leader-only lifecycles "
+                                + lifecycles.members().get(id).stream()
+                                        .map(LeaderLifecycles.Member::name)
+                                        .toList()
+                                + " would never start. Adjust the elector with an"
+                                + " ElectorCustomizer bean instead of declaring an Elector, or"
+                                + " add LeaderLifecycles.observer(id) and beforeRelease(id) to its"
+                                + " configuration");
+            }
+        }
+    }
+
+    private static void elector(Elections elections, Found bean) {
+        try {
+            elections.get(bean.electionId());
+        } catch (UnknownElectionException ex) {
+            throw new IllegalStateException(
+                    "redlease: @LeaderOnly(\""
+                            + bean.electionId()
+                            + "\") on the lifecycle bean '"
+                            + bean.beanName()
+                            + "' names an election that is not configured; configure"
+                            + " redlease.elections."
+                            + bean.electionId()
+                            + ".name, or fix the id",
+                    ex);
+        }
+    }
+
+    private void registerListeners(
+            String electionId, String property, List<String> ids, Map<String, String> claimed) {
+        if (ids.isEmpty()) {
+            return;
+        }
+        List<Registry> registries = this.registries.get();
+        for (String id : ids) {
+            String earlier = claimed.putIfAbsent(id, property);
+            if (earlier != null) {
+                throw new InvalidRedleasePropertyException(
+                        property,
+                        id,
+                        "the listener container '" + id + "' is already named in " + earlier,
+                        "Name each listener container in one election only.",
+                        null);
+            }
+            SmartLifecycle container = null;
+            for (Registry registry : registries) {
+                container = registry.find(id);
+                if (container != null) {
+                    break;
+                }
+            }
+            if (container == null) {
+                throw new InvalidRedleasePropertyException(
+                        property,
+                        id,
+                        registries.isEmpty()
+                                ? "no listener endpoint registry to look '"
+                                        + id
+                                        + "' up in: none of RabbitListenerEndpointRegistry,"
+                                        + " KafkaListenerEndpointRegistry and"
+                                        + " JmsListenerEndpointRegistry is a bean of the"
+                                        + " application"
+                                : "no listener container has the id '"
+                                        + id
+                                        + "' in "
+                                        + String.join(
+                                                ", ",
+                                                registries.stream().map(Registry::name).toList()),
+                        "Give the listener that id (for example @RabbitListener(id = \""
+                                + id
+                                + "\", autoStartup = \"false\")), or remove it from "
+                                + property
+                                + ".",
+                        null);
+            }
+            if (container.isAutoStartup()) {
+                throw new InvalidRedleasePropertyException(
+                        property,
+                        id,
+                        "the listener container '"
+                                + id
+                                + "' starts with the application (autoStartup is true), so it"
+                                + " would run on every instance, leader or not",
+                        "Declare the listener with autoStartup = \"false\" (for example"
+                                + " @RabbitListener(id = \""
+                                + id
+                                + "\", autoStartup = \"false\")); redlease starts it when this"
+                                + " instance is elected.",
+                        null);
+            }
+            lifecycles.register(electionId, id, container);
+        }
+    }
+
+    @Override
+    public void stop() {
+        running = false;
+    }
+
+    @Override
+    public boolean isRunning() {
+        return running;
+    }
+
+    @Override
+    public int getPhase() {
+        return PHASE;
+    }
+}

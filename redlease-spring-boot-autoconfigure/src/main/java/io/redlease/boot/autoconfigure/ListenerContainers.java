@@ -1,0 +1,128 @@
+package io.redlease.boot.autoconfigure;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.context.SmartLifecycle;
+import org.springframework.util.ClassUtils;
+
+/**
+ * Finds listener containers by id in the endpoint registries on the class path: RabbitMQ's {@code
+ * RabbitListenerEndpointRegistry}, Kafka's {@code KafkaListenerEndpointRegistry} and JMS's {@code
+ * JmsListenerEndpointRegistry}. A registry class is touched only when it is present.
+ */
+final class ListenerContainers {
+
+    /** One endpoint registry. */
+    interface Registry {
+
+        /** Returns the registry's simple class name, for messages. */
+        String name();
+
+        /** Returns the container with this id, or null. */
+        @Nullable SmartLifecycle find(String id);
+    }
+
+    private ListenerContainers() {}
+
+    /** Returns the registries that are both on the class path and beans of the application. */
+    static List<Registry> registries(ListableBeanFactory beanFactory, ClassLoader classLoader) {
+        List<Registry> registries = new ArrayList<>();
+        if (ClassUtils.isPresent(
+                "org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry",
+                classLoader)) {
+            Rabbit.add(beanFactory, registries);
+        }
+        if (ClassUtils.isPresent(
+                "org.springframework.kafka.config.KafkaListenerEndpointRegistry", classLoader)) {
+            Kafka.add(beanFactory, registries);
+        }
+        if (ClassUtils.isPresent(
+                "org.springframework.jms.config.JmsListenerEndpointRegistry", classLoader)) {
+            Jms.add(beanFactory, registries);
+        }
+        return registries;
+    }
+
+    private static final class Rabbit {
+
+        static void add(ListableBeanFactory beanFactory, List<Registry> registries) {
+            for (org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry registry :
+                    beanFactory
+                            .getBeansOfType(
+                                    org.springframework.amqp.rabbit.listener
+                                            .RabbitListenerEndpointRegistry.class,
+                                    false,
+                                    false)
+                            .values()) {
+                registries.add(
+                        new Registry() {
+                            @Override
+                            public String name() {
+                                return "RabbitListenerEndpointRegistry";
+                            }
+
+                            @Override
+                            public @Nullable SmartLifecycle find(String id) {
+                                return registry.getListenerContainer(id);
+                            }
+                        });
+            }
+        }
+    }
+
+    private static final class Kafka {
+
+        static void add(ListableBeanFactory beanFactory, List<Registry> registries) {
+            for (org.springframework.kafka.config.KafkaListenerEndpointRegistry registry :
+                    beanFactory
+                            .getBeansOfType(
+                                    org.springframework.kafka.config.KafkaListenerEndpointRegistry
+                                            .class,
+                                    false,
+                                    false)
+                            .values()) {
+                registries.add(
+                        new Registry() {
+                            @Override
+                            public String name() {
+                                return "KafkaListenerEndpointRegistry";
+                            }
+
+                            @Override
+                            public @Nullable SmartLifecycle find(String id) {
+                                return registry.getListenerContainer(id);
+                            }
+                        });
+            }
+        }
+    }
+
+    private static final class Jms {
+
+        static void add(ListableBeanFactory beanFactory, List<Registry> registries) {
+            for (org.springframework.jms.config.JmsListenerEndpointRegistry registry :
+                    beanFactory
+                            .getBeansOfType(
+                                    org.springframework.jms.config.JmsListenerEndpointRegistry
+                                            .class,
+                                    false,
+                                    false)
+                            .values()) {
+                registries.add(
+                        new Registry() {
+                            @Override
+                            public String name() {
+                                return "JmsListenerEndpointRegistry";
+                            }
+
+                            @Override
+                            public @Nullable SmartLifecycle find(String id) {
+                                return registry.getListenerContainer(id);
+                            }
+                        });
+            }
+        }
+    }
+}

@@ -1,0 +1,141 @@
+package io.redlease.boot.lifecycle;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatException;
+import static org.awaitility.Awaitility.await;
+
+import io.redlease.core.Elector;
+import io.redlease.test.RabbitMqServer;
+import io.redlease.test.RedisExtension;
+import io.redlease.test.RedisServer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.amqp.rabbit.core.RabbitTemplate;
+import org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/**
+ * A RabbitMQ listener container named in {@code redlease.lifecycle.listeners}, on a real broker and
+ * a real Redis: it consumes on the leader only and moves with leadership.
+ */
+@ExtendWith(RedisExtension.class)
+class LeaderOnlyListenerTests {
+
+    private static final RabbitMqServer rabbit = RabbitMqServer.shared();
+
+    private final List<ConfigurableApplicationContext> instances = new ArrayList<>();
+
+    private RedisServer server;
+
+    private String name;
+
+    private String virtualHost;
+
+    @BeforeEach
+    void setUp(RedisServer server, TestInfo info) {
+        this.server = server;
+        this.name =
+                "redlease-listener-test:"
+                        + info.getTestMethod().orElseThrow().getName()
+                        + ":"
+                        + System.nanoTime();
+        this.virtualHost = rabbit.newVirtualHost();
+        RabbitTestApplication.consumed.clear();
+    }
+
+    @AfterEach
+    void tearDown() {
+        instances.forEach(ConfigurableApplicationContext::close);
+        rabbit.deleteVirtualHost(virtualHost);
+    }
+
+    private ConfigurableApplicationContext instance(String id, String... properties) {
+        List<String> all =
+                new ArrayList<>(
+                        List.of(
+                                "spring.data.redis.url=" + server.url(),
+                                "redlease.name=" + name,
+                                "redlease.instance-id=" + id,
+                                "redlease.ttl=1s",
+                                "redlease.renew-interval=100ms",
+                                "redlease.acquire-interval=200ms",
+                                "redlease.lifecycle.listeners=orders",
+                                "test.rabbit.host=" + rabbit.host(),
+                                "test.rabbit.port=" + rabbit.port(),
+                                "test.rabbit.virtual-host=" + virtualHost));
+        all.addAll(List.of(properties));
+        ConfigurableApplicationContext context =
+                new SpringApplicationBuilder(RabbitTestApplication.class)
+                        .web(WebApplicationType.NONE)
+                        .properties(all.toArray(String[]::new))
+                        .run();
+        instances.add(context);
+        return context;
+    }
+
+    private static boolean consuming(ConfigurableApplicationContext context) {
+        return context.getBean(RabbitListenerEndpointRegistry.class)
+                .getListenerContainer("orders")
+                .isRunning();
+    }
+
+    private static void send(ConfigurableApplicationContext context, int from, int to) {
+        RabbitTemplate template = context.getBean(RabbitTemplate.class);
+        IntStream.range(from, to).forEach(i -> template.convertAndSend("orders", "m" + i));
+    }
+
+    private static List<String> consumedBy(String instance) {
+        return RabbitTestApplication.consumed.stream()
+                .filter(entry -> entry.startsWith(instance + ":"))
+                .toList();
+    }
+
+    @Test
+    void onlyTheLeaderConsumesAndTheListenerMovesWithLeadership() {
+        ConfigurableApplicationContext a = instance("a");
+        await().until(() -> consuming(a));
+        ConfigurableApplicationContext b = instance("b");
+        assertThat(consuming(b)).isFalse();
+        assertThat(a.getBean(Elector.class).isLeader()).isTrue();
+        send(b, 0, 20);
+        await().until(() -> consumedBy("a").size() == 20);
+        a.close();
+        await().until(() -> consuming(b));
+        send(b, 20, 40);
+        await().until(() -> RabbitTestApplication.consumed.size() == 40);
+        assertThat(consumedBy("b")).hasSize(20);
+        assertThat(RabbitTestApplication.consumed.stream().map(e -> e.split(":")[1]).distinct())
+                .hasSize(40);
+    }
+
+    @Test
+    void anUnknownListenerIdFailsStartupNamingTheRegistriesSearched() {
+        assertThatException()
+                .isThrownBy(() -> instance("a", "redlease.lifecycle.listeners=orders,invoices"))
+                .withStackTraceContaining("redlease.lifecycle.listeners")
+                .withStackTraceContaining(
+                        "no listener container has the id 'invoices' in"
+                                + " RabbitListenerEndpointRegistry");
+    }
+
+    @Test
+    void aListenerThatStartsWithTheApplicationIsRefused() {
+        assertThatException()
+                .isThrownBy(
+                        () ->
+                                instance(
+                                        "a",
+                                        "test.auto-listener=true",
+                                        "redlease.lifecycle.listeners=orders,auto"))
+                .withStackTraceContaining("redlease.lifecycle.listeners")
+                .withStackTraceContaining("'auto' starts with the application");
+    }
+}

@@ -1,0 +1,59 @@
+package io.redlease.samples.listener;
+
+import io.redlease.core.Fencer;
+import io.redlease.core.LeadershipContext;
+import java.util.List;
+import org.springframework.amqp.rabbit.annotation.RabbitListener;
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.stereotype.Component;
+
+/**
+ * Applies each order once, through the fence: a message is recorded in the hash {@code
+ * <name>:orders} and the list {@code <name>:applied} only if this instance's term is still the
+ * newest and the order was not applied before. A message redelivered after a crash is acknowledged
+ * without applying it again; one consumed by an ex-leader whose term has passed is refused by the
+ * fence and requeued for the new leader.
+ */
+@Component
+public class OrderConsumer {
+
+    /** Records the order unless it was applied already; KEYS[1] and ARGV[1] belong to the fence. */
+    private static final String APPLY =
+            "if redis.call('HSETNX', KEYS[2], ARGV[2], ARGV[3]) == 1 then"
+                    + " redis.call('RPUSH', KEYS[3], ARGV[2]) end";
+
+    private final LeadershipContext leadership;
+
+    private final Events events;
+
+    private final List<String> keys;
+
+    private final long workMillis;
+
+    public OrderConsumer(
+            LeadershipContext leadership,
+            Events events,
+            @Value("${redlease.name}") String name,
+            @Value("${sample.work-millis:0}") long workMillis) {
+        this.leadership = leadership;
+        this.events = events;
+        this.keys = List.of(name + ":orders", name + ":applied");
+        this.workMillis = workMillis;
+    }
+
+    @RabbitListener(id = "orders", queues = ListenerApplication.QUEUE, autoStartup = "false")
+    void consume(String order) throws InterruptedException {
+        Fencer fencer = leadership.requireFencer();
+        if (workMillis > 0) {
+            Thread.sleep(workMillis); // the order's processing
+        }
+        boolean applied =
+                fencer.eval(APPLY, keys, order, leadership.instanceId() + ":" + fencer.token());
+        events.emit(
+                "consumed", "order=" + order + " token=" + fencer.token() + " applied=" + applied);
+        if (!applied) {
+            throw new IllegalStateException(
+                    "term " + fencer.token() + " is no longer the newest; requeueing " + order);
+        }
+    }
+}
