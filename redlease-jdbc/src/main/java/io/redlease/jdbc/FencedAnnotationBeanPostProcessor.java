@@ -2,8 +2,9 @@ package io.redlease.jdbc;
 
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
-import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.springframework.aop.Pointcut;
@@ -30,7 +31,10 @@ import org.springframework.util.function.SingletonSupplier;
  * such beans are created and every call fails with {@link UnfencedTransactionException} instead.
  * The advice runs inside the transaction advice and inside {@code @LeaderOnly} on the same bean, so
  * the transaction has begun and the term is bound when it runs. Each annotated method's election id
- * is checked when the bean is created. Declare it from a {@code static @Bean} method.
+ * is checked when the bean is created, and so are the rules of {@code FencedRules}: a bean with a
+ * static, private or final {@code @Fenced} method, or whose class calls its own fenced methods
+ * (bypassing the proxy), fails to be created, naming the method. Declare it from a {@code
+ * static @Bean} method.
  */
 public class FencedAnnotationBeanPostProcessor
         extends AbstractBeanFactoryAwareAdvisingPostProcessor {
@@ -100,18 +104,22 @@ public class FencedAnnotationBeanPostProcessor
     public Object postProcessAfterInitialization(Object bean, String beanName) {
         Class<?> type = AopUtils.getTargetClass(bean);
         if (beanFactory != null && isEligible(type)) {
-            List<Method> fencedMethods = new ArrayList<>();
+            Map<Method, String> fencedMethods = new LinkedHashMap<>();
             ReflectionUtils.doWithMethods(
                     type,
                     method -> {
-                        if (!Modifier.isStatic(method.getModifiers())
-                                && FencedInterceptor.find(method, type) != null) {
-                            fencedMethods.add(method);
+                        FencedRules.checkAdvisable(beanName, type, method);
+                        Fenced fenced = FencedInterceptor.find(method, type);
+                        if (fenced != null
+                                && !Modifier.isStatic(method.getModifiers())
+                                && !Modifier.isPrivate(method.getModifiers())) {
+                            fencedMethods.putIfAbsent(method, fenced.value());
                         }
                     },
                     ReflectionUtils.USER_DECLARED_METHODS);
             if (!fencedMethods.isEmpty()) {
-                check(beanName, fencedMethods, type);
+                FencedRules.checkSelfInvocation(beanName, type, fencedMethods);
+                check(beanName, List.copyOf(fencedMethods.keySet()), type);
             }
         }
         return super.postProcessAfterInitialization(bean, beanName);

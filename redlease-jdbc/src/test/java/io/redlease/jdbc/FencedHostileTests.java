@@ -300,7 +300,6 @@ class FencedHostileTests {
             context.registerBean(type);
             assertThatExceptionOfType(BeanCreationException.class)
                     .isThrownBy(context::refresh)
-                    .havingRootCause()
                     .withMessageContaining(type.getName() + ".")
                     .withMessageContaining("@Fenced");
         }
@@ -316,8 +315,10 @@ class FencedHostileTests {
             context.registerBean(Leadership.class, () -> leadership);
             context.register(FencedAnnotationTests.Config.class);
             context.registerBean(CallsAnother.class);
+            context.registerBean(FencedCallsFenced.class);
             context.refresh();
             assertThat(context.getBean(CallsAnother.class)).isNotNull();
+            assertThat(context.getBean(FencedCallsFenced.class)).isNotNull();
         }
     }
 
@@ -371,6 +372,20 @@ class FencedHostileTests {
         public Runnable later() {
             return () -> settle("later");
         }
+    }
+
+    /** A fenced method calls another of the same election: both run in the fenced transaction. */
+    public static class FencedCallsFenced {
+
+        @Transactional
+        @Fenced
+        public void settle() {
+            audit();
+        }
+
+        @Transactional
+        @Fenced
+        public void audit() {}
     }
 
     /** Calls a fenced method of another bean. */
