@@ -152,6 +152,23 @@ public class FencedAnnotationBeanPostProcessor
             }
             return;
         }
+        if (factory instanceof ListableBeanFactory listable
+                && factory.getBeanProvider(TransactionFencing.class).getIfUnique() == null) {
+            String[] names =
+                    BeanFactoryUtils.beanNamesForTypeIncludingAncestors(
+                            listable, TransactionFencing.class, true, false);
+            throw new BeanCreationException(
+                    beanName,
+                    "redlease: @Fenced on "
+                            + describe(methods.get(0), type)
+                            + " cannot be applied: there are "
+                            + names.length
+                            + " TransactionFencing beans ("
+                            + String.join(", ", names)
+                            + ") and none is @Primary, so it is not known which one fences"
+                            + " @Fenced methods. Mark the fencing of the fenced DataSource"
+                            + " @Primary; fence the other DataSources' transactions with fence().");
+        }
         for (Method method : methods) {
             Fenced fenced = FencedInterceptor.find(method, type);
             if (fenced == null || fenced.value().isEmpty()) {

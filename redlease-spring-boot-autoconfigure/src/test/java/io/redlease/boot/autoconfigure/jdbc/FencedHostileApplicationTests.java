@@ -76,10 +76,23 @@ class FencedHostileApplicationTests {
                         context -> {
                             assertThat(context).hasFailed();
                             assertThat(context.getStartupFailure())
-                                    .rootCause()
-                                    .hasMessageContaining("ordersFencing")
-                                    .hasMessageContaining("reportsFencing")
-                                    .hasMessageContaining("@Primary");
+                                    .hasStackTraceContaining("ordersFencing")
+                                    .hasStackTraceContaining("reportsFencing")
+                                    .hasStackTraceContaining("@Primary");
+                        });
+    }
+
+    @Test
+    void twoTransactionFencingBeansFailStartupAlsoWithoutFencedMethods() {
+        contextRunner
+                .withBean(DataSource.class, FencedHostileApplicationTests::h2)
+                .withUserConfiguration(TwoFencings.class)
+                .run(
+                        context -> {
+                            assertThat(context).hasFailed();
+                            assertThat(context.getStartupFailure())
+                                    .hasStackTraceContaining("ordersFencing, reportsFencing")
+                                    .hasStackTraceContaining("@Primary");
                         });
     }
 
@@ -96,9 +109,9 @@ class FencedHostileApplicationTests {
                         context -> {
                             assertThat(context).hasFailed();
                             assertThat(context.getStartupFailure())
-                                    .rootCause()
-                                    .hasMessageContaining("redlease.jdbc.fence-all-transactions")
-                                    .hasMessageContaining("2 DataSource beans (orders, reports)");
+                                    .hasStackTraceContaining("redlease.jdbc.fence-all-transactions")
+                                    .hasStackTraceContaining(
+                                            "2 DataSource beans (orders, reports)");
                         });
     }
 
@@ -111,9 +124,8 @@ class FencedHostileApplicationTests {
                         context -> {
                             assertThat(context).hasFailed();
                             assertThat(context.getStartupFailure())
-                                    .rootCause()
-                                    .hasMessageContaining("'earlyTransactionManager'")
-                                    .hasMessageContaining("FencingTransactionListener");
+                                    .hasStackTraceContaining("'earlyTransactionManager'")
+                                    .hasStackTraceContaining("FencingTransactionListener");
                         });
     }
 
@@ -125,9 +137,8 @@ class FencedHostileApplicationTests {
                         context -> {
                             assertThat(context).hasFailed();
                             assertThat(context.getStartupFailure())
-                                    .rootCause()
-                                    .hasMessageContaining("AbstractRoutingDataSource")
-                                    .hasMessageContaining("fence");
+                                    .hasStackTraceContaining("AbstractRoutingDataSource")
+                                    .hasStackTraceContaining("fence");
                         });
     }
 
@@ -140,9 +151,8 @@ class FencedHostileApplicationTests {
                         context -> {
                             assertThat(context).hasFailed();
                             assertThat(context.getStartupFailure())
-                                    .rootCause()
-                                    .hasMessageContaining("'lazyTransactionManager'")
-                                    .hasMessageContaining("fenced DataSource");
+                                    .hasStackTraceContaining("'lazyTransactionManager'")
+                                    .hasStackTraceContaining("fenced DataSource");
                         });
     }
 
@@ -155,9 +165,8 @@ class FencedHostileApplicationTests {
                         context -> {
                             assertThat(context).hasFailed();
                             assertThat(context.getStartupFailure())
-                                    .rootCause()
-                                    .hasMessageContaining("'routingTransactionManager'")
-                                    .hasMessageContaining("AbstractRoutingDataSource");
+                                    .hasStackTraceContaining("'routingTransactionManager'")
+                                    .hasStackTraceContaining("AbstractRoutingDataSource");
                         });
     }
 
