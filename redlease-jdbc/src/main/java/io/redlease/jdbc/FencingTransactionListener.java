@@ -119,6 +119,7 @@ public final class FencingTransactionListener implements TransactionExecutionLis
         if (stamps == null || electionId == null) {
             return;
         }
+        stamps.holdLateWork();
         if (transaction.isReadOnly()) {
             // left unfenced, so its writes must be refused by the database
             fencing.enforceReadOnly();

@@ -52,6 +52,9 @@ public class TransactionFencing {
 
     private volatile @Nullable Boolean readOnlyNeedsStatement;
 
+    /** The key of the connection whose auto-commit {@link #holdLateWork} turned off. */
+    private final Object lateWork = new Object();
+
     /**
      * Creates the fencing.
      *
@@ -276,11 +279,42 @@ public class TransactionFencing {
     }
 
     /**
+     * Turns auto-commit off again on the connection of a transaction that has ended, if its manager
+     * restored it already (Hibernate does at its commit), so that work joining the ended
+     * transaction in after-commit or after-completion callbacks does not commit as it runs; {@link
+     * #discardAfterCompletion} rolls it back and restores auto-commit.
+     */
+    void holdLateWork(@Nullable ConnectionHolder holder) {
+        if (holder == null
+                || TransactionSynchronizationManager.getResource(table.transactionalDataSource())
+                        != holder) {
+            return;
+        }
+        try {
+            Connection connection = holder.getConnection();
+            if (connection.getAutoCommit()) {
+                connection.setAutoCommit(false);
+                TransactionSynchronizationManager.unbindResourceIfPossible(lateWork);
+                TransactionSynchronizationManager.bindResource(lateWork, connection);
+            }
+        } catch (SQLException | RuntimeException ex) {
+            logger.warn(
+                    "redlease: could not hold the work that joins a fenced transaction after its"
+                            + " end on "
+                            + table.name()
+                            + "'s DataSource; it may commit unfenced",
+                    ex);
+        }
+    }
+
+    /**
      * Rolls back what joined a transaction of every-transaction fencing after its commit or
      * rollback (an after-commit or after-completion callback), before the transaction manager
-     * restores auto-commit, which would commit it unfenced.
+     * releases the connection or restores auto-commit, which would commit it unfenced.
      */
     void discardAfterCompletion() {
+        @Nullable Object held =
+                TransactionSynchronizationManager.unbindResourceIfPossible(lateWork);
         if (!(TransactionSynchronizationManager.getResource(table.transactionalDataSource())
                 instanceof ConnectionHolder holder)) {
             return;
@@ -289,6 +323,9 @@ public class TransactionFencing {
             Connection connection = holder.getConnection();
             if (!connection.getAutoCommit()) {
                 connection.rollback();
+                if (held == connection) {
+                    connection.setAutoCommit(true);
+                }
             }
         } catch (SQLException | RuntimeException ex) {
             logger.warn(
