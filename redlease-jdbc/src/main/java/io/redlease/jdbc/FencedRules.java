@@ -132,18 +132,17 @@ final class FencedRules {
                                     }
                                     @Nullable String callerElection =
                                             elections.get(name + descriptor);
-                                    return new MethodVisitor(SpringAsmInfo.ASM_VERSION) {
+                                    return new ThisTracker((access & Opcodes.ACC_STATIC) != 0) {
                                         @Override
-                                        public void visitMethodInsn(
-                                                int opcode,
+                                        void call(
                                                 String owner,
                                                 String callee,
                                                 String calleeDescriptor,
-                                                boolean isInterface) {
+                                                boolean receiverMayBeThis) {
                                             String key = callee + calleeDescriptor;
                                             String election = elections.get(key);
                                             if (found[0] == null
-                                                    && opcode != Opcodes.INVOKESTATIC
+                                                    && receiverMayBeThis
                                                     && owners.contains(owner)
                                                     && election != null
                                                     && !election.equals(callerElection)) {
@@ -153,7 +152,7 @@ final class FencedRules {
                                     };
                                 }
                             },
-                            ClassReader.SKIP_DEBUG | ClassReader.SKIP_FRAMES);
+                            ClassReader.SKIP_DEBUG | ClassReader.EXPAND_FRAMES);
         } catch (IOException | RuntimeException ex) {
             throw new IllegalStateException(
                     "redlease: cannot read the bytecode of "

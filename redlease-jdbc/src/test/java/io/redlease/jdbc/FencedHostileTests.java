@@ -12,7 +12,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.ValueSource;
 import org.springframework.beans.factory.BeanCreationException;
+import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
+import org.springframework.context.annotation.Lazy;
 import org.springframework.dao.DataAccessException;
 import org.springframework.dao.InvalidDataAccessApiUsageException;
 import org.springframework.transaction.TransactionDefinition;
@@ -289,7 +291,9 @@ class FencedHostileTests {
                 FinalFenced.class,
                 StaticFenced.class,
                 SelfInvoked.class,
-                SelfInvokedFromLambda.class
+                SelfInvokedFromLambda.class,
+                SelfInvokedWithWideArguments.class,
+                SelfInvokedFromConstructor.class
             })
     void fencedWhereNoProxyCanApplyItFailsStartupNamingTheMethod(Class<?> type) {
         try (Leadership leadership = new Leadership("fenced-hostile");
@@ -316,6 +320,7 @@ class FencedHostileTests {
             context.register(FencedAnnotationTests.Config.class);
             context.registerBean(CallsAnother.class);
             context.registerBean(FencedCallsFenced.class);
+            context.registerBean(SelfInjected.class);
             context.refresh();
             assertThat(context.getBean(CallsAnother.class)).isNotNull();
             assertThat(context.getBean(FencedCallsFenced.class)).isNotNull();
@@ -371,6 +376,54 @@ class FencedHostileTests {
 
         public Runnable later() {
             return () -> settle("later");
+        }
+    }
+
+    /** Calls its own fenced method on this, with arguments of every width around it. */
+    public static class SelfInvokedWithWideArguments {
+
+        @Transactional
+        @Fenced
+        public long settle(long amount, double rate, String note, int[] parts) {
+            return amount;
+        }
+
+        public long run(long amount) {
+            long total = amount * 2;
+            return total + settle(total, total > 10 ? 1.5 : 2.5, "n" + total, new int[] {1, 2});
+        }
+    }
+
+    /** Calls its own fenced method from its constructor. */
+    public static class SelfInvokedFromConstructor {
+
+        public SelfInvokedFromConstructor() {
+            settle();
+        }
+
+        @Transactional
+        @Fenced
+        public void settle() {}
+    }
+
+    /**
+     * Calls its fenced method through a proxy of itself (a self-injected field, a parameter): the
+     * calls go through the proxy.
+     */
+    public static class SelfInjected {
+
+        @Autowired @Lazy private SelfInjected self;
+
+        @Transactional
+        @Fenced
+        public void settle(long amount) {}
+
+        public void run() {
+            self.settle(2L);
+        }
+
+        public void forward(SelfInjected other, long amount) {
+            other.settle(amount + 1);
         }
     }
 
