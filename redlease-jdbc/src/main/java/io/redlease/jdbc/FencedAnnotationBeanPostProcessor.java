@@ -2,6 +2,7 @@ package io.redlease.jdbc;
 
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -17,6 +18,7 @@ import org.springframework.beans.factory.BeanCreationException;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryUtils;
 import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.core.Ordered;
 import org.springframework.util.ReflectionUtils;
 import org.springframework.util.function.SingletonSupplier;
@@ -31,10 +33,10 @@ import org.springframework.util.function.SingletonSupplier;
  * such beans are created and every call fails with {@link UnfencedTransactionException} instead.
  * The advice runs inside the transaction advice and inside {@code @LeaderOnly} on the same bean, so
  * the transaction has begun and the term is bound when it runs. Each annotated method's election id
- * is checked when the bean is created, and so are the rules of {@code FencedRules}: a bean with a
- * static, private or final {@code @Fenced} method, or whose class calls its own fenced methods
- * (bypassing the proxy), fails to be created, naming the method. Declare it from a {@code
- * static @Bean} method.
+ * is checked when the bean is created. A bean with a static, private or final {@code @Fenced}
+ * method, or whose class calls its own fenced methods on {@code this} (bypassing the proxy), fails
+ * to be created, naming the method; so does one when there are several {@link TransactionFencing}
+ * beans and not exactly one is primary. Declare it from a {@code static @Bean} method.
  */
 public class FencedAnnotationBeanPostProcessor
         extends AbstractBeanFactoryAwareAdvisingPostProcessor {
@@ -152,11 +154,12 @@ public class FencedAnnotationBeanPostProcessor
             }
             return;
         }
-        if (factory instanceof ListableBeanFactory listable
-                && factory.getBeanProvider(TransactionFencing.class).getIfUnique() == null) {
-            String[] names =
-                    BeanFactoryUtils.beanNamesForTypeIncludingAncestors(
-                            listable, TransactionFencing.class, true, false);
+        String[] names =
+                factory instanceof ListableBeanFactory listable
+                        ? BeanFactoryUtils.beanNamesForTypeIncludingAncestors(
+                                listable, TransactionFencing.class, true, false)
+                        : new String[0];
+        if (names.length > 1 && primaries(factory, names) != 1) {
             throw new BeanCreationException(
                     beanName,
                     "redlease: @Fenced on "
@@ -187,6 +190,18 @@ public class FencedAnnotationBeanPostProcessor
                         ex);
             }
         }
+    }
+
+    /** Counts the beans marked primary among the names, without creating them. */
+    private static long primaries(BeanFactory factory, String[] names) {
+        return factory instanceof ConfigurableListableBeanFactory configurable
+                ? Arrays.stream(names)
+                        .filter(
+                                name ->
+                                        configurable.containsBeanDefinition(name)
+                                                && configurable.getBeanDefinition(name).isPrimary())
+                        .count()
+                : 0;
     }
 
     private static String describe(Method method, Class<?> type) {
