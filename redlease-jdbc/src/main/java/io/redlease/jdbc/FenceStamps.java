@@ -3,6 +3,7 @@ package io.redlease.jdbc;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
+import org.springframework.core.Ordered;
 import org.springframework.jdbc.datasource.ConnectionHolder;
 import org.springframework.transaction.support.TransactionSynchronization;
 import org.springframework.transaction.support.TransactionSynchronizationManager;
@@ -24,6 +25,8 @@ final class FenceStamps implements TransactionSynchronization {
     private boolean stamping;
 
     private boolean stamped;
+
+    private boolean holdsLateWork;
 
     FenceStamps(TransactionFencing fencing, @Nullable ConnectionHolder holder) {
         this.fencing = fencing;
@@ -52,6 +55,28 @@ final class FenceStamps implements TransactionSynchronization {
         stamped = true;
     }
 
+    /**
+     * Makes the work that joins the transaction after its end wait in a transaction of the
+     * connection (rolled back by {@link TransactionFencing#discardAfterCompletion}) instead of
+     * committing as it runs: for every-transaction fencing.
+     */
+    void holdLateWork() {
+        holdsLateWork = true;
+    }
+
+    /** Runs first among the transaction's synchronizations. */
+    @Override
+    public int getOrder() {
+        return Ordered.HIGHEST_PRECEDENCE;
+    }
+
+    @Override
+    public void afterCommit() {
+        if (holdsLateWork) {
+            fencing.holdLateWork(holder);
+        }
+    }
+
     void add(String election, long token) {
         @Nullable Long present = tokens.putIfAbsent(election, token);
         if (present != null && present != token) {
@@ -78,6 +103,9 @@ final class FenceStamps implements TransactionSynchronization {
     @Override
     public void afterCompletion(int status) {
         stamping = true;
+        if (holdsLateWork) {
+            fencing.holdLateWork(holder);
+        }
         TransactionSynchronizationManager.unbindResourceIfPossible(fencing);
         if (status == STATUS_COMMITTED && stamped) {
             tokens.forEach(fencing::committed);

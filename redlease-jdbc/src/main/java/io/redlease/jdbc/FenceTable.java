@@ -14,7 +14,9 @@ import org.springframework.dao.DataAccessException;
 import org.springframework.dao.DuplicateKeyException;
 import org.springframework.jdbc.UncategorizedSQLException;
 import org.springframework.jdbc.core.JdbcTemplate;
+import org.springframework.jdbc.datasource.DelegatingDataSource;
 import org.springframework.jdbc.datasource.TransactionAwareDataSourceProxy;
+import org.springframework.jdbc.datasource.lookup.AbstractRoutingDataSource;
 
 /**
  * The fence table: one row per election, {@code (name, token, stamps)}, holding the newest token
@@ -71,7 +73,8 @@ public final class FenceTable {
      * @param dataSource the fenced data source; a {@link TransactionAwareDataSourceProxy} stands
      *     for its target, as Spring's transaction managers treat it
      * @param name the table name: a plain SQL identifier, optionally schema-qualified
-     * @throws IllegalArgumentException if the name is not such an identifier
+     * @throws IllegalArgumentException if the name is not such an identifier, or the data source is
+     *     or wraps an {@code AbstractRoutingDataSource}
      */
     public FenceTable(DataSource dataSource, String name) {
         if (name == null || !NAME.matcher(name).matches()) {
@@ -81,6 +84,20 @@ public final class FenceTable {
                             + " digit), but was '"
                             + name
                             + "'");
+        }
+        for (DataSource each = dataSource; each != null; ) {
+            if (each instanceof AbstractRoutingDataSource) {
+                throw new IllegalArgumentException(
+                        "redlease: the fenced DataSource "
+                                + dataSource
+                                + " is or wraps an AbstractRoutingDataSource, whose transactions"
+                                + " write to whichever database it routes to; one fence table"
+                                + " cannot fence them. Fence one target DataSource.");
+            }
+            each =
+                    each instanceof DelegatingDataSource delegating
+                            ? delegating.getTargetDataSource()
+                            : null;
         }
         this.dataSource = dataSource;
         this.target =

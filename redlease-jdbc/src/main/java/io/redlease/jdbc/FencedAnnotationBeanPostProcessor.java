@@ -2,8 +2,10 @@ package io.redlease.jdbc;
 
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
-import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.springframework.aop.Pointcut;
@@ -16,6 +18,7 @@ import org.springframework.beans.factory.BeanCreationException;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryUtils;
 import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.core.Ordered;
 import org.springframework.util.ReflectionUtils;
 import org.springframework.util.function.SingletonSupplier;
@@ -30,7 +33,10 @@ import org.springframework.util.function.SingletonSupplier;
  * such beans are created and every call fails with {@link UnfencedTransactionException} instead.
  * The advice runs inside the transaction advice and inside {@code @LeaderOnly} on the same bean, so
  * the transaction has begun and the term is bound when it runs. Each annotated method's election id
- * is checked when the bean is created. Declare it from a {@code static @Bean} method.
+ * is checked when the bean is created. A bean with a static, private or final {@code @Fenced}
+ * method, or whose class calls its own fenced methods on {@code this} (bypassing the proxy), fails
+ * to be created, naming the method; so does one when there are several {@link TransactionFencing}
+ * beans and not exactly one is primary. Declare it from a {@code static @Bean} method.
  */
 public class FencedAnnotationBeanPostProcessor
         extends AbstractBeanFactoryAwareAdvisingPostProcessor {
@@ -100,18 +106,22 @@ public class FencedAnnotationBeanPostProcessor
     public Object postProcessAfterInitialization(Object bean, String beanName) {
         Class<?> type = AopUtils.getTargetClass(bean);
         if (beanFactory != null && isEligible(type)) {
-            List<Method> fencedMethods = new ArrayList<>();
+            Map<Method, String> fencedMethods = new LinkedHashMap<>();
             ReflectionUtils.doWithMethods(
                     type,
                     method -> {
-                        if (!Modifier.isStatic(method.getModifiers())
-                                && FencedInterceptor.find(method, type) != null) {
-                            fencedMethods.add(method);
+                        FencedRules.checkAdvisable(beanName, type, method);
+                        Fenced fenced = FencedInterceptor.find(method, type);
+                        if (fenced != null
+                                && !Modifier.isStatic(method.getModifiers())
+                                && !Modifier.isPrivate(method.getModifiers())) {
+                            fencedMethods.putIfAbsent(method, fenced.value());
                         }
                     },
                     ReflectionUtils.USER_DECLARED_METHODS);
             if (!fencedMethods.isEmpty()) {
-                check(beanName, fencedMethods, type);
+                FencedRules.checkSelfInvocation(beanName, type, fencedMethods);
+                check(beanName, List.copyOf(fencedMethods.keySet()), type);
             }
         }
         return super.postProcessAfterInitialization(bean, beanName);
@@ -144,6 +154,24 @@ public class FencedAnnotationBeanPostProcessor
             }
             return;
         }
+        String[] names =
+                factory instanceof ListableBeanFactory listable
+                        ? BeanFactoryUtils.beanNamesForTypeIncludingAncestors(
+                                listable, TransactionFencing.class, true, false)
+                        : new String[0];
+        if (names.length > 1 && primaries(factory, names) != 1) {
+            throw new BeanCreationException(
+                    beanName,
+                    "redlease: @Fenced on "
+                            + describe(methods.get(0), type)
+                            + " cannot be applied: there are "
+                            + names.length
+                            + " TransactionFencing beans ("
+                            + String.join(", ", names)
+                            + ") and none is @Primary, so it is not known which one fences"
+                            + " @Fenced methods. Mark the fencing of the fenced DataSource"
+                            + " @Primary; fence the other DataSources' transactions with fence().");
+        }
         for (Method method : methods) {
             Fenced fenced = FencedInterceptor.find(method, type);
             if (fenced == null || fenced.value().isEmpty()) {
@@ -162,6 +190,18 @@ public class FencedAnnotationBeanPostProcessor
                         ex);
             }
         }
+    }
+
+    /** Counts the beans marked primary among the names, without creating them. */
+    private static long primaries(BeanFactory factory, String[] names) {
+        return factory instanceof ConfigurableListableBeanFactory configurable
+                ? Arrays.stream(names)
+                        .filter(
+                                name ->
+                                        configurable.containsBeanDefinition(name)
+                                                && configurable.getBeanDefinition(name).isPrimary())
+                        .count()
+                : 0;
     }
 
     private static String describe(Method method, Class<?> type) {

@@ -4,6 +4,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.transaction.TransactionExecution;
 import org.springframework.transaction.TransactionExecutionListener;
 import org.springframework.transaction.support.DefaultTransactionStatus;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
 
 /**
  * Stamps fenced transactions just before they commit; add it to the transaction manager of the
@@ -15,7 +16,13 @@ import org.springframework.transaction.support.DefaultTransactionStatus;
  * with the calling thread's term of that election: the global form of {@link Fenced}. A read-write
  * transaction with no term bound to the thread is refused <em>before</em> it begins, with {@link
  * UnfencedTransactionException} from the call that would have begun it, so no work runs in it and
- * an enclosing transaction goes on untouched. Read-only transactions are left alone.
+ * an enclosing transaction goes on untouched. A savepoint ({@code PROPAGATION_NESTED}) needs the
+ * term too, and is covered by the stamp of the transaction it belongs to. Read-only transactions
+ * are not fenced; on MySQL and MariaDB, where the connection's read-only flag does not stop writes,
+ * each is begun with {@code SET TRANSACTION READ ONLY} so that the database refuses its writes.
+ * Work that joins such a transaction after its commit (an {@code afterCommit} or {@code
+ * afterCompletion} callback) is rolled back before the connection is released, so it never commits
+ * unfenced: run it in a new transaction ({@code PROPAGATION_REQUIRES_NEW}), which is fenced.
  *
  * <p>The stamp runs in {@link #beforeCommit}, which Spring calls after every synchronization's
  * before-commit and before-completion work (so a {@code BEFORE_COMMIT} event listener that runs a
@@ -68,6 +75,17 @@ public final class FencingTransactionListener implements TransactionExecutionLis
         if (electionId == null || transaction.isReadOnly()) {
             return;
         }
+        if (transaction.isNested()) {
+            // a savepoint of a transaction of this manager: its stamp covers it
+            fencing.requireTerm(electionId);
+            if (TransactionSynchronizationManager.isCurrentTransactionReadOnly()) {
+                throw new UnfencedTransactionException(
+                        "redlease: a read-write savepoint (PROPAGATION_NESTED) of a read-only"
+                                + " transaction cannot be fenced; make the outer transaction"
+                                + " read-write");
+            }
+            return;
+        }
         if (transaction instanceof DefaultTransactionStatus status
                 && !status.isNewSynchronization()) {
             throw new UnfencedTransactionException(
@@ -75,18 +93,37 @@ public final class FencingTransactionListener implements TransactionExecutionLis
                             + this
                             + " cannot fence a transaction without transaction synchronization;"
                             + " set the transaction manager's transactionSynchronization to"
-                            + " SYNCHRONIZATION_ALWAYS or SYNCHRONIZATION_ON_ACTUAL_TRANSACTION");
+                            + " SYNCHRONIZATION_ALWAYS or SYNCHRONIZATION_ON_ACTUAL_TRANSACTION"
+                            + " (and begin no transaction in an after-commit or after-completion"
+                            + " callback of another one)");
         }
         fencing.requireTerm(electionId);
     }
 
     @Override
     public void afterBegin(TransactionExecution transaction, @Nullable Throwable beginFailure) {
-        if (beginFailure != null || !transaction.isNewTransaction()) {
+        if (beginFailure != null) {
+            return;
+        }
+        if (transaction.isNested()) {
+            if (electionId != null && !transaction.isReadOnly()) {
+                // the savepoint's writes commit with the outer transaction: fence it
+                fencing.fence(electionId);
+            }
+            return;
+        }
+        if (!transaction.isNewTransaction()) {
             return;
         }
         FenceStamps stamps = fencing.begin();
-        if (stamps != null && electionId != null && !transaction.isReadOnly()) {
+        if (stamps == null || electionId == null) {
+            return;
+        }
+        stamps.holdLateWork();
+        if (transaction.isReadOnly()) {
+            // left unfenced, so its writes must be refused by the database
+            fencing.enforceReadOnly();
+        } else {
             // the term was checked in beforeBegin; a missing connection of the fenced data source
             // refuses the commit
             stamps.add(fencing.electionName(electionId), fencing.requireTerm(electionId).token());
@@ -97,6 +134,21 @@ public final class FencingTransactionListener implements TransactionExecutionLis
     public void beforeCommit(TransactionExecution transaction) {
         if (transaction.isNewTransaction()) {
             fencing.stampBeforeCommit(transaction);
+        }
+    }
+
+    @Override
+    public void afterCommit(TransactionExecution transaction, @Nullable Throwable commitFailure) {
+        if (electionId != null && transaction.isNewTransaction()) {
+            fencing.discardAfterCompletion();
+        }
+    }
+
+    @Override
+    public void afterRollback(
+            TransactionExecution transaction, @Nullable Throwable rollbackFailure) {
+        if (electionId != null && transaction.isNewTransaction()) {
+            fencing.discardAfterCompletion();
         }
     }
 

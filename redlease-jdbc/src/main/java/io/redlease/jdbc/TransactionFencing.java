@@ -2,6 +2,10 @@ package io.redlease.jdbc;
 
 import io.redlease.core.LeadershipContext;
 import io.redlease.core.Term;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Locale;
 import java.util.Map;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -45,6 +49,11 @@ public class TransactionFencing {
     private final LeadershipContext leadership;
 
     private final FencedTransactionListener listener;
+
+    private volatile @Nullable Boolean readOnlyNeedsStatement;
+
+    /** The key of the connection whose auto-commit {@link #holdLateWork} turned off. */
+    private final Object lateWork = new Object();
 
     /**
      * Creates the fencing.
@@ -229,6 +238,104 @@ public class TransactionFencing {
             }
         }
         stamps.stamped();
+    }
+
+    /**
+     * Makes the read-only transaction that just began on the fenced data source read-only in the
+     * database where the connection's read-only flag does not stop writes (MySQL, MariaDB): its
+     * writes are then refused instead of committing unfenced.
+     */
+    void enforceReadOnly() {
+        if (!(TransactionSynchronizationManager.getResource(table.transactionalDataSource())
+                instanceof ConnectionHolder holder)) {
+            return;
+        }
+        Connection connection = holder.getConnection();
+        try {
+            if (readOnlyNeedsStatement(connection)) {
+                try (Statement statement = connection.createStatement()) {
+                    statement.execute("SET TRANSACTION READ ONLY");
+                }
+            }
+        } catch (SQLException ex) {
+            throw new UnfencedTransactionException(
+                    "redlease: a read-only transaction on "
+                            + table.name()
+                            + "'s DataSource could not be made read-only in the database, so its"
+                            + " writes would commit unfenced; it is not run",
+                    ex);
+        }
+    }
+
+    private boolean readOnlyNeedsStatement(Connection connection) throws SQLException {
+        Boolean needed = readOnlyNeedsStatement;
+        if (needed == null) {
+            String product =
+                    connection.getMetaData().getDatabaseProductName().toLowerCase(Locale.ROOT);
+            needed = product.contains("mysql") || product.contains("mariadb");
+            readOnlyNeedsStatement = needed;
+        }
+        return needed;
+    }
+
+    /**
+     * Turns auto-commit off again on the connection of a transaction that has ended, if its manager
+     * restored it already (Hibernate does at its commit), so that work joining the ended
+     * transaction in after-commit or after-completion callbacks does not commit as it runs; {@link
+     * #discardAfterCompletion} rolls it back and restores auto-commit.
+     */
+    void holdLateWork(@Nullable ConnectionHolder holder) {
+        if (holder == null
+                || TransactionSynchronizationManager.getResource(table.transactionalDataSource())
+                        != holder) {
+            return;
+        }
+        try {
+            Connection connection = holder.getConnection();
+            if (connection.getAutoCommit()) {
+                connection.setAutoCommit(false);
+                TransactionSynchronizationManager.unbindResourceIfPossible(lateWork);
+                TransactionSynchronizationManager.bindResource(lateWork, connection);
+            }
+        } catch (SQLException | RuntimeException ex) {
+            logger.warn(
+                    "redlease: could not hold the work that joins a fenced transaction after its"
+                            + " end on "
+                            + table.name()
+                            + "'s DataSource; it may commit unfenced",
+                    ex);
+        }
+    }
+
+    /**
+     * Rolls back what joined a transaction of every-transaction fencing after its commit or
+     * rollback (an after-commit or after-completion callback), before the transaction manager
+     * releases the connection or restores auto-commit, which would commit it unfenced.
+     */
+    void discardAfterCompletion() {
+        @Nullable Object held =
+                TransactionSynchronizationManager.unbindResourceIfPossible(lateWork);
+        if (!(TransactionSynchronizationManager.getResource(table.transactionalDataSource())
+                instanceof ConnectionHolder holder)) {
+            return;
+        }
+        try {
+            Connection connection = holder.getConnection();
+            if (!connection.getAutoCommit()) {
+                connection.rollback();
+                if (held == connection) {
+                    connection.setAutoCommit(true);
+                }
+            }
+        } catch (SQLException | RuntimeException ex) {
+            logger.warn(
+                    "redlease: could not roll back the work that joined a fenced transaction after"
+                            + " its end on "
+                            + table.name()
+                            + "'s DataSource; it may commit unfenced when the connection is"
+                            + " released",
+                    ex);
+        }
     }
 
     /** Hears a committed fenced transaction. */

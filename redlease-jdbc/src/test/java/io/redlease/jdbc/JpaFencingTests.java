@@ -42,6 +42,9 @@ import org.springframework.transaction.annotation.Propagation;
 import org.springframework.transaction.annotation.Transactional;
 import org.springframework.transaction.event.TransactionPhase;
 import org.springframework.transaction.event.TransactionalEventListener;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+import org.springframework.transaction.support.TransactionTemplate;
 
 /**
  * Fenced JPA (Hibernate) transactions on the real PostgreSQL: the stamp comes after Hibernate's
@@ -114,6 +117,52 @@ class JpaFencingTests {
                                 Long.class,
                                 leadership.name()))
                 .isEqualTo(4);
+    }
+
+    /**
+     * With every transaction fenced, JDBC work that joins a JPA transaction after its commit (an
+     * after-commit callback) does not commit unfenced: Hibernate restores auto-commit at its
+     * commit, before Spring's after-commit callbacks.
+     */
+    @Test
+    void withEveryTransactionFencedWorkJoiningACommittedJpaTransactionDoesNotCommit()
+            throws Exception {
+        JpaTransactionManager manager = context.getBean(JpaTransactionManager.class);
+        manager.addListener(
+                new FencingTransactionListener(context.getBean(TransactionFencing.class), ""));
+        TransactionTemplate tx = new TransactionTemplate(manager);
+        JdbcTemplate jdbc = new JdbcTemplate(context.getBean(DataSource.class));
+        String insert = "INSERT INTO " + SCHEMA + ".rl_jpa_audit (id) VALUES (?)";
+        List<Throwable> failures = new CopyOnWriteArrayList<>();
+        Term term = leadership.lead();
+        bounded(
+                term,
+                () ->
+                        tx.executeWithoutResult(
+                                status -> {
+                                    jdbc.update(insert, "in-tx");
+                                    TransactionSynchronizationManager.registerSynchronization(
+                                            new TransactionSynchronization() {
+                                                @Override
+                                                public void afterCommit() {
+                                                    try {
+                                                        jdbc.update(insert, "after-commit");
+                                                        tx.executeWithoutResult(
+                                                                joined ->
+                                                                        jdbc.update(
+                                                                                insert, "joined"));
+                                                    } catch (RuntimeException ex) {
+                                                        failures.add(ex);
+                                                    }
+                                                }
+                                            });
+                                }));
+        assertThat(
+                        new JdbcTemplate(postgres)
+                                .queryForList(
+                                        "SELECT id FROM " + SCHEMA + ".rl_jpa_audit ORDER BY id",
+                                        String.class))
+                .containsExactly("in-tx");
     }
 
     private int indexOf(String prefix) {

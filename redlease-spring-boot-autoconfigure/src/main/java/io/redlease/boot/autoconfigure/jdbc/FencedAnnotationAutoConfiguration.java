@@ -8,11 +8,14 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryUtils;
 import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.env.Environment;
 import org.springframework.util.ClassUtils;
@@ -23,6 +26,8 @@ import org.springframework.util.ClassUtils;
  * startup, naming the method, why there is no fencing and what to do, instead of running its
  * transactions unfenced. With {@code redlease.enabled=false} such beans are created and every
  * {@code @Fenced} call fails with {@code UnfencedTransactionException}, so nothing runs unfenced.
+ * With {@code redlease.jdbc.fence-all-transactions=true} where that auto-configuration backed off
+ * (or redlease is disabled), startup fails naming the property and why.
  */
 @AutoConfiguration(after = RedleaseJdbcAutoConfiguration.class)
 @ConditionalOnClass(Fenced.class)
@@ -40,6 +45,27 @@ public final class FencedAnnotationAutoConfiguration {
         postProcessor.setFailWithoutFencing(enabled);
         postProcessor.setMissingFencingReason(() -> reason(enabled, beanFactory));
         return postProcessor;
+    }
+
+    /**
+     * Fails startup when every transaction is to be fenced but redlease's JDBC auto-configuration
+     * backed off, so that no transaction manager would fence anything.
+     */
+    @Bean
+    @ConditionalOnBooleanProperty("redlease.jdbc.fence-all-transactions")
+    static SmartInitializingSingleton redleaseFenceAllCheck(
+            Environment environment, ListableBeanFactory beanFactory) {
+        return () -> {
+            if (!beanFactory.containsBean("redleaseTransactionManagerFencing")) {
+                boolean enabled = environment.getProperty("redlease.enabled", Boolean.class, true);
+                throw new InvalidConfigurationPropertyValueException(
+                        "redlease.jdbc.fence-all-transactions",
+                        "true",
+                        "Every transaction is to be fenced, but redlease's JDBC auto-configuration"
+                                + " did not apply, so no transaction would be fenced. "
+                                + reason(enabled, beanFactory));
+            }
+        };
     }
 
     /** Says why redlease's JDBC auto-configuration did not create a TransactionFencing bean. */

@@ -10,10 +10,12 @@ import io.redlease.jdbc.FenceTable;
 import io.redlease.jdbc.FencedTransactionListener;
 import io.redlease.jdbc.FencingTransactionListener;
 import io.redlease.jdbc.TransactionFencing;
+import java.util.Arrays;
 import java.util.List;
 import javax.sql.DataSource;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanPostProcessor;
@@ -63,7 +65,26 @@ public final class RedleaseJdbcAutoConfiguration {
     @ConditionalOnMissingBean
     @DependsOnDatabaseInitialization
     FenceTable redleaseFenceTable(
-            DataSource dataSource, RedleaseJdbcProperties properties, Elections elections) {
+            DataSource dataSource,
+            RedleaseJdbcProperties properties,
+            Elections elections,
+            ListableBeanFactory beanFactory) {
+        if (TransactionManagerFencing.routes(dataSource)) {
+            List<String> names =
+                    Arrays.stream(beanFactory.getBeanNamesForType(DataSource.class, false, false))
+                            .filter(name -> beanFactory.getBean(name) == dataSource)
+                            .toList();
+            throw new IllegalStateException(
+                    "redlease: the DataSource to fence (bean '"
+                            + String.join("', '", names)
+                            + "', "
+                            + dataSource.getClass().getName()
+                            + ") is or wraps an AbstractRoutingDataSource: its transactions write"
+                            + " to whichever database it routes to, and one fence table cannot"
+                            + " fence them all. Fence one target database: declare its DataSource"
+                            + " as a bean marked @Primary (or declare a FenceTable and a"
+                            + " TransactionFencing bean for it yourself).");
+        }
         return FenceTables.prepare(dataSource, properties, elections);
     }
 
