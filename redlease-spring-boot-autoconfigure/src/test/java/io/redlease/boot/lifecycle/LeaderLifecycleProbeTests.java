@@ -1,0 +1,129 @@
+package io.redlease.boot.lifecycle;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatException;
+import static org.awaitility.Awaitility.await;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.redlease.boot.event.LeaderLifecycleFailedEvent;
+import io.redlease.core.Elector;
+import io.redlease.test.RedisExtension;
+import io.redlease.test.RedisServer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ApplicationListener;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.Lifecycle;
+
+/** Review probes: leader-only lifecycle beans declared @Lazy or with the prototype scope. */
+@ExtendWith(RedisExtension.class)
+class LeaderLifecycleProbeTests {
+
+    private final List<ConfigurableApplicationContext> instances = new ArrayList<>();
+
+    private RedisServer server;
+
+    private String name;
+
+    @BeforeEach
+    void setUp(RedisServer server, TestInfo info) {
+        this.server = server;
+        this.name =
+                "redlease-lifecycle-probe:"
+                        + info.getTestMethod().orElseThrow().getName()
+                        + ":"
+                        + System.nanoTime();
+        LeaderLifecycleProbeApplication.events.clear();
+    }
+
+    @AfterEach
+    void tearDown() {
+        instances.forEach(ConfigurableApplicationContext::close);
+    }
+
+    private ConfigurableApplicationContext instance(String id, String... properties) {
+        List<String> all =
+                new ArrayList<>(
+                        List.of(
+                                "spring.data.redis.url=" + server.url(),
+                                "redlease.name=" + name,
+                                "redlease.instance-id=" + id,
+                                "redlease.ttl=3s",
+                                "redlease.renew-interval=200ms",
+                                "redlease.acquire-interval=300ms"));
+        all.addAll(List.of(properties));
+        ConfigurableApplicationContext context =
+                new SpringApplicationBuilder(LeaderLifecycleProbeApplication.class)
+                        .web(WebApplicationType.NONE)
+                        .properties(all.toArray(String[]::new))
+                        .run();
+        instances.add(context);
+        return context;
+    }
+
+    @Test
+    void aLazyLeaderOnlyBeanStartsOnTheLeader() {
+        ConfigurableApplicationContext a = instance("a", "test.lazy=true");
+        await().until(() -> a.getBean(Elector.class).isLeader());
+        await().until(() -> LeaderLifecycleProbeApplication.events.contains("start:lazy"));
+    }
+
+    @Test
+    void aPrototypeLeaderOnlyBeanIsRefusedAtStartupNamingIt() {
+        assertThatException()
+                .isThrownBy(() -> instance("a", "test.prototype=true"))
+                .withStackTraceContaining("prototypeLifecycle");
+    }
+
+    @Test
+    void aStopThatNeverCallsBackIsReportedAndTheLeaseIsReleasedAfterTheDrainTimeout() {
+        ConfigurableApplicationContext a =
+                instance(
+                        "a",
+                        "test.never-stops=true",
+                        "spring.lifecycle.timeout-per-shutdown-phase=2s");
+        List<LeaderLifecycleFailedEvent> failures = new CopyOnWriteArrayList<>();
+        a.addApplicationListener((ApplicationListener<LeaderLifecycleFailedEvent>) failures::add);
+        Elector elector = a.getBean(Elector.class);
+        await().until(() -> LeaderLifecycleProbeApplication.events.contains("start:never-stops"));
+        long token = elector.token().orElseThrow();
+        elector.resign();
+        await().until(() -> elector.token().orElse(token) != token);
+        assertThat(failures)
+                .singleElement()
+                .satisfies(
+                        failure -> {
+                            assertThat(failure.getMember()).isEqualTo("neverStops");
+                            assertThat(failure.getAction()).isEqualTo(LeaderLifecycles.Action.STOP);
+                        });
+        assertThat(a.getBean(MeterRegistry.class).find("redlease.lifecycle.failures").counter())
+                .isNotNull();
+    }
+
+    @Test
+    void aLeaderOnlyBeanInAChildContextDoesNotStartOnAnInstanceThatDoesNotLead() {
+        ConfigurableApplicationContext child =
+                new SpringApplicationBuilder(LeaderLifecycleProbeApplication.class)
+                        .web(WebApplicationType.NONE)
+                        .properties(
+                                "spring.data.redis.url=" + server.url(),
+                                "redlease.name=" + name,
+                                "redlease.instance-id=a",
+                                "redlease.auto-startup=false")
+                        .child(LeaderLifecycleProbeApplication.Child.class)
+                        .web(WebApplicationType.NONE)
+                        .run();
+        instances.add(child);
+        assertThat(child.getBean("childLifecycle", Lifecycle.class).isRunning())
+                .as("leader-only bean of a child context on an instance that does not lead")
+                .isFalse();
+    }
+}
