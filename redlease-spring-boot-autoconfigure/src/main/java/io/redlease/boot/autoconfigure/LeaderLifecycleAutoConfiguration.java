@@ -36,6 +36,11 @@ public final class LeaderLifecycleAutoConfiguration {
     }
 
     @Bean
+    static ListenerRegistryGuard redleaseListenerRegistryGuard() {
+        return new ListenerRegistryGuard();
+    }
+
+    @Bean
     @ConditionalOnMissingBean
     LeaderLifecycles leaderLifecycles(
             ObjectProvider<Elections> elections,

@@ -166,9 +166,11 @@ final class LeaderLifecycleRegistrar implements SmartLifecycle {
                         null);
             }
             SmartLifecycle container = null;
+            Registry holder = null;
             for (Registry registry : registries) {
                 container = registry.find(id);
                 if (container != null) {
+                    holder = registry;
                     break;
                 }
             }
@@ -211,6 +213,7 @@ final class LeaderLifecycleRegistrar implements SmartLifecycle {
                                 + " instance is elected.",
                         null);
             }
+            holder.hold();
             lifecycles.register(electionId, id, container);
         }
     }
