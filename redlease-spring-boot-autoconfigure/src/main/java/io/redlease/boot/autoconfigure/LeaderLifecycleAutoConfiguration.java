@@ -124,7 +124,7 @@ public final class LeaderLifecycleAutoConfiguration {
                     elections.ifAvailable(
                             found ->
                                     IntegrationRole.registerAll(
-                                            lifecycles, found, role, publisher));
+                                            lifecycles, found, role, publisher, beanFactory));
                 }
             };
         }
