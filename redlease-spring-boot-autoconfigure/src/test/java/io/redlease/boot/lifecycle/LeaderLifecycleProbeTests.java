@@ -21,7 +21,6 @@ import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ApplicationListener;
 import org.springframework.context.ConfigurableApplicationContext;
-import org.springframework.context.Lifecycle;
 
 /** Review probes: leader-only lifecycle beans declared @Lazy or with the prototype scope. */
 @ExtendWith(RedisExtension.class)
@@ -109,21 +108,27 @@ class LeaderLifecycleProbeTests {
     }
 
     @Test
-    void aLeaderOnlyBeanInAChildContextDoesNotStartOnAnInstanceThatDoesNotLead() {
-        ConfigurableApplicationContext child =
+    void aLeaderOnlyBeanInAChildContextIsRefusedNamingIt() {
+        SpringApplicationBuilder parent =
                 new SpringApplicationBuilder(LeaderLifecycleProbeApplication.class)
                         .web(WebApplicationType.NONE)
                         .properties(
                                 "spring.data.redis.url=" + server.url(),
                                 "redlease.name=" + name,
                                 "redlease.instance-id=a",
-                                "redlease.auto-startup=false")
-                        .child(LeaderLifecycleProbeApplication.Child.class)
-                        .web(WebApplicationType.NONE)
-                        .run();
-        instances.add(child);
-        assertThat(child.getBean("childLifecycle", Lifecycle.class).isRunning())
-                .as("leader-only bean of a child context on an instance that does not lead")
-                .isFalse();
+                                "redlease.auto-startup=false");
+        SpringApplicationBuilder child =
+                parent.child(LeaderLifecycleProbeApplication.Child.class)
+                        .web(WebApplicationType.NONE);
+        try {
+            assertThatException()
+                    .isThrownBy(() -> instances.add(child.run()))
+                    .withStackTraceContaining("'childLifecycle' is in a child context");
+            assertThat(LeaderLifecycleProbeApplication.events).doesNotContain("start:child");
+        } finally {
+            if (parent.context() != null) {
+                instances.add(parent.context());
+            }
+        }
     }
 }
