@@ -41,6 +41,93 @@ class LeaderLifecycleProbeApplication {
         return new NeverStops();
     }
 
+    /** Released by a test to let {@link SlowStop} finish stopping. */
+    static volatile java.util.concurrent.CountDownLatch slowStopRelease =
+            new java.util.concurrent.CountDownLatch(1);
+
+    @Bean
+    @ConditionalOnBooleanProperty("test.slow-stop")
+    SlowStop slowStop() {
+        return new SlowStop();
+    }
+
+    @Bean
+    @ConditionalOnBooleanProperty("test.slow-stop")
+    Marker marker() {
+        return new Marker();
+    }
+
+    /** A leader-only lifecycle whose stop finishes only when a test lets it (phase 0). */
+    @LeaderOnly
+    static class SlowStop implements SmartLifecycle {
+
+        private volatile boolean running;
+
+        @Override
+        public void start() {
+            running = true;
+            events.add("start:slow");
+        }
+
+        @Override
+        public void stop() {
+            running = false;
+        }
+
+        @Override
+        public void stop(Runnable callback) {
+            events.add("stop:slow");
+            java.util.concurrent.CountDownLatch release = slowStopRelease;
+            Thread thread =
+                    new Thread(
+                            () -> {
+                                try {
+                                    release.await();
+                                } catch (InterruptedException ex) {
+                                    Thread.currentThread().interrupt();
+                                }
+                                running = false;
+                                events.add("stopped:slow");
+                                callback.run();
+                            });
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        @Override
+        public boolean isRunning() {
+            return running;
+        }
+    }
+
+    /** A leader-only lifecycle started after {@link SlowStop} (phase 10). */
+    @LeaderOnly
+    static class Marker implements SmartLifecycle {
+
+        private volatile boolean running;
+
+        @Override
+        public void start() {
+            running = true;
+            events.add("start:marker");
+        }
+
+        @Override
+        public void stop() {
+            running = false;
+        }
+
+        @Override
+        public boolean isRunning() {
+            return running;
+        }
+
+        @Override
+        public int getPhase() {
+            return 10;
+        }
+    }
+
     /** A leader-only lifecycle whose stop(Runnable) never calls back. */
     @LeaderOnly
     static class NeverStops implements SmartLifecycle {

@@ -131,4 +131,37 @@ class LeaderLifecycleProbeTests {
             }
         }
     }
+
+    private static long count(String event) {
+        return LeaderLifecycleProbeApplication.events.stream().filter(event::equals).count();
+    }
+
+    @Test
+    void aBeanStillStoppingFromTheLastTermIsNotStartedAgainUntilItHasStopped() {
+        LeaderLifecycleProbeApplication.slowStopRelease =
+                new java.util.concurrent.CountDownLatch(1);
+        ConfigurableApplicationContext a =
+                instance(
+                        "a",
+                        "test.slow-stop=true",
+                        "spring.lifecycle.timeout-per-shutdown-phase=2s");
+        try {
+            Elector elector = a.getBean(Elector.class);
+            await().until(() -> count("start:marker") == 1);
+            long token = elector.token().orElseThrow();
+            elector.resign(); // the slow bean overruns the drain timeout; the same instance wins
+            // again
+            await().atMost(java.time.Duration.ofSeconds(15))
+                    .until(() -> count("start:marker") == 2);
+            assertThat(elector.token().orElseThrow()).isNotEqualTo(token);
+            assertThat(count("start:slow"))
+                    .as("starts of a bean whose previous stop has not called back")
+                    .isEqualTo(1);
+        } finally {
+            LeaderLifecycleProbeApplication.slowStopRelease.countDown();
+        }
+        await().until(() -> count("start:slow") == 2);
+        List<String> events = LeaderLifecycleProbeApplication.events;
+        assertThat(events.indexOf("stopped:slow")).isLessThan(events.lastIndexOf("start:slow"));
+    }
 }
