@@ -96,9 +96,9 @@ class LeaderLifecycleProbeTests {
         long token = elector.token().orElseThrow();
         elector.resign();
         await().until(() -> elector.token().orElse(token) != token);
+        await().until(() -> !failures.isEmpty());
         assertThat(failures)
-                .singleElement()
-                .satisfies(
+                .anySatisfy(
                         failure -> {
                             assertThat(failure.getMember()).isEqualTo("neverStops");
                             assertThat(failure.getAction()).isEqualTo(LeaderLifecycles.Action.STOP);
@@ -145,6 +145,8 @@ class LeaderLifecycleProbeTests {
                         "a",
                         "test.slow-stop=true",
                         "spring.lifecycle.timeout-per-shutdown-phase=2s");
+        List<LeaderLifecycleFailedEvent> failures = new CopyOnWriteArrayList<>();
+        a.addApplicationListener((ApplicationListener<LeaderLifecycleFailedEvent>) failures::add);
         try {
             Elector elector = a.getBean(Elector.class);
             await().until(() -> count("start:marker") == 1);
@@ -157,6 +159,13 @@ class LeaderLifecycleProbeTests {
             assertThat(count("start:slow"))
                     .as("starts of a bean whose previous stop has not called back")
                     .isEqualTo(1);
+            assertThat(failures)
+                    .anySatisfy(
+                            failure -> {
+                                assertThat(failure.getMember()).isEqualTo("slowStop");
+                                assertThat(failure.getAction())
+                                        .isEqualTo(LeaderLifecycles.Action.START);
+                            });
         } finally {
             LeaderLifecycleProbeApplication.slowStopRelease.countDown();
         }
