@@ -41,6 +41,57 @@ class LeaderLifecycleProbeApplication {
         return new NeverStops();
     }
 
+    @Bean
+    @ConditionalOnBooleanProperty("test.shapes")
+    org.springframework.beans.factory.FactoryBean<AutoLifecycle> factoryLifecycle() {
+        return new org.springframework.beans.factory.FactoryBean<>() {
+            @Override
+            public AutoLifecycle getObject() {
+                return new AutoLifecycle("factory");
+            }
+
+            @Override
+            public Class<?> getObjectType() {
+                return AutoLifecycle.class;
+            }
+        };
+    }
+
+    @Bean
+    @ConditionalOnBooleanProperty("test.shapes")
+    SmartLifecycle interfaceLifecycle() {
+        return new AutoLifecycle("interface");
+    }
+
+    @Bean
+    @ConditionalOnBooleanProperty("test.throwing-stop")
+    ThrowingStop throwingStop() {
+        return new ThrowingStop();
+    }
+
+    /** A leader-only lifecycle whose stop throws. */
+    @LeaderOnly
+    static class ThrowingStop implements Lifecycle {
+
+        private volatile boolean running;
+
+        @Override
+        public void start() {
+            running = true;
+            events.add("start:throwing");
+        }
+
+        @Override
+        public void stop() {
+            throw new IllegalStateException("stop failed on purpose");
+        }
+
+        @Override
+        public boolean isRunning() {
+            return running;
+        }
+    }
+
     /** Released by a test to let {@link SlowStop} finish stopping. */
     static volatile java.util.concurrent.CountDownLatch slowStopRelease =
             new java.util.concurrent.CountDownLatch(1);

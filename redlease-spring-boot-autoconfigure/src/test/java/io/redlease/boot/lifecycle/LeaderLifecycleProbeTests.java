@@ -21,6 +21,7 @@ import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ApplicationListener;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.Lifecycle;
 
 /** Review probes: leader-only lifecycle beans declared @Lazy or with the prototype scope. */
 @ExtendWith(RedisExtension.class)
@@ -172,5 +173,43 @@ class LeaderLifecycleProbeTests {
         await().until(() -> count("start:slow") == 2);
         List<String> events = LeaderLifecycleProbeApplication.events;
         assertThat(events.indexOf("stopped:slow")).isLessThan(events.lastIndexOf("start:slow"));
+    }
+
+    @Test
+    void aFactoryBeanProductAndAnInterfaceTypedBeanRunOnTheLeaderOnly() {
+        ConfigurableApplicationContext a = instance("a", "test.shapes=true");
+        await().until(() -> a.getBean(Elector.class).isLeader());
+        await().until(
+                        () ->
+                                a.getBean("factoryLifecycle", Lifecycle.class).isRunning()
+                                        && a.getBean("interfaceLifecycle", Lifecycle.class)
+                                                .isRunning());
+        ConfigurableApplicationContext b = instance("b", "test.shapes=true");
+        assertThat(b.getBean(Elector.class).isLeader()).isFalse();
+        assertThat(b.getBean("factoryLifecycle", Lifecycle.class).isRunning()).isFalse();
+        assertThat(b.getBean("interfaceLifecycle", Lifecycle.class).isRunning()).isFalse();
+        b.start();
+        assertThat(b.getBean(Elector.class).isLeader()).isFalse();
+        assertThat(b.getBean("factoryLifecycle", Lifecycle.class).isRunning()).isFalse();
+        assertThat(b.getBean("interfaceLifecycle", Lifecycle.class).isRunning()).isFalse();
+    }
+
+    @Test
+    void aStopThatThrowsIsReportedAndTheElectionGoesOn() {
+        ConfigurableApplicationContext a = instance("a", "test.throwing-stop=true");
+        List<LeaderLifecycleFailedEvent> failures = new CopyOnWriteArrayList<>();
+        a.addApplicationListener((ApplicationListener<LeaderLifecycleFailedEvent>) failures::add);
+        Elector elector = a.getBean(Elector.class);
+        await().until(() -> count("start:throwing") == 1);
+        long token = elector.token().orElseThrow();
+        elector.resign();
+        await().until(() -> count("start:throwing") == 2);
+        assertThat(elector.token().orElseThrow()).isNotEqualTo(token);
+        assertThat(failures)
+                .anySatisfy(
+                        failure -> {
+                            assertThat(failure.getMember()).isEqualTo("throwingStop");
+                            assertThat(failure.getAction()).isEqualTo(LeaderLifecycles.Action.STOP);
+                        });
     }
 }
