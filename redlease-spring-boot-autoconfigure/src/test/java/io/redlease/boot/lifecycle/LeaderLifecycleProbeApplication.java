@@ -267,6 +267,7 @@ class LeaderLifecycleProbeApplication {
         @Override
         public void stop() {
             running = false;
+            events.add("stop:" + bean);
         }
 
         @Override

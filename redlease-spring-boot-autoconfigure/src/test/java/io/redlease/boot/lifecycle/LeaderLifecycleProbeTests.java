@@ -212,4 +212,18 @@ class LeaderLifecycleProbeTests {
                             assertThat(failure.getAction()).isEqualTo(LeaderLifecycles.Action.STOP);
                         });
     }
+
+    @Test
+    void aContextClosedWhileItsElectionIsDecidedLeavesNoBeanRunning() {
+        for (int i = 0; i < 5; i++) {
+            ConfigurableApplicationContext context = instance("a" + i, "test.lazy=true");
+            Lifecycle bean = context.getBean("lazyLifecycle", Lifecycle.class);
+            if (i % 2 == 1) {
+                await().until(bean::isRunning);
+            }
+            context.close();
+            assertThat(bean.isRunning()).as("bean after close, round " + i).isFalse();
+            assertThat(count("start:lazy")).isEqualTo(count("stop:lazy"));
+        }
+    }
 }
