@@ -92,6 +92,56 @@ class LeaderLifecycleProbeApplication {
         }
     }
 
+    @Bean
+    @ConditionalOnBooleanProperty("test.overlap")
+    AsyncStop asyncStop() {
+        return new AsyncStop();
+    }
+
+    /** A leader-only lifecycle whose stop(Runnable) finishes on another thread a moment later. */
+    @LeaderOnly
+    static class AsyncStop implements SmartLifecycle {
+
+        private volatile boolean running;
+
+        @Override
+        public void start() {
+            if (running) {
+                events.add("overlap");
+            }
+            running = true;
+            events.add("start:async");
+        }
+
+        @Override
+        public void stop() {
+            running = false;
+        }
+
+        @Override
+        public void stop(Runnable callback) {
+            Thread thread =
+                    new Thread(
+                            () -> {
+                                try {
+                                    Thread.sleep(50); // the work of stopping
+                                } catch (InterruptedException ex) {
+                                    Thread.currentThread().interrupt();
+                                }
+                                running = false;
+                                events.add("stopped:async");
+                                callback.run();
+                            });
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        @Override
+        public boolean isRunning() {
+            return running;
+        }
+    }
+
     /** Released by a test to let {@link SlowStop} finish stopping. */
     static volatile java.util.concurrent.CountDownLatch slowStopRelease =
             new java.util.concurrent.CountDownLatch(1);

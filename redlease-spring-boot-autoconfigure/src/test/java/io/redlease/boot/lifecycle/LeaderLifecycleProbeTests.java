@@ -226,4 +226,19 @@ class LeaderLifecycleProbeTests {
             assertThat(count("start:lazy")).isEqualTo(count("stop:lazy"));
         }
     }
+
+    @Test
+    void rapidResignationsNeverStartTheBeanWhileItStillRuns() {
+        ConfigurableApplicationContext a = instance("a", "test.overlap=true");
+        Elector elector = a.getBean(Elector.class);
+        for (int i = 1; i <= 5; i++) {
+            long starts = i;
+            await().until(() -> count("start:async") == starts);
+            elector.resign();
+            elector.resign();
+        }
+        await().until(() -> count("start:async") == 6);
+        assertThat(LeaderLifecycleProbeApplication.events).doesNotContain("overlap");
+        assertThat(count("stopped:async")).isEqualTo(5);
+    }
 }
