@@ -3,8 +3,10 @@ package io.redlease.boot.autoconfigure;
 import io.redlease.boot.lifecycle.LeaderLifecycles;
 import io.redlease.core.Elections;
 import io.redlease.core.Elector;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.SmartLifecycle;
+import org.springframework.integration.endpoint.AbstractEndpoint;
 import org.springframework.integration.leader.Context;
 import org.springframework.integration.leader.event.OnGrantedEvent;
 import org.springframework.integration.leader.event.OnRevokedEvent;
@@ -64,7 +66,8 @@ final class IntegrationRole implements SmartLifecycle {
             LeaderLifecycles lifecycles,
             Elections elections,
             String mainRole,
-            ApplicationEventPublisher publisher) {
+            ApplicationEventPublisher publisher,
+            ListableBeanFactory beanFactory) {
         if (mainRole == null || mainRole.isBlank()) {
             throw new InvalidRedleasePropertyException(
                     "redlease.integration.role",
@@ -76,12 +79,43 @@ final class IntegrationRole implements SmartLifecycle {
         }
         elections
                 .asMap()
+                .keySet()
+                .forEach(
+                        id ->
+                                refuseAutoStarting(
+                                        beanFactory, Elections.DEFAULT.equals(id) ? mainRole : id));
+        elections
+                .asMap()
                 .forEach(
                         (id, elector) -> {
                             String role = Elections.DEFAULT.equals(id) ? mainRole : id;
                             IntegrationRole integration =
                                     new IntegrationRole(elector, role, publisher);
                             lifecycles.register(id, integration.name(), integration);
+                        });
+    }
+
+    /**
+     * Refuses an endpoint of a redlease role that starts with the application: it would run on
+     * every instance, leader or not. Checked once the singletons exist, before any of them starts.
+     */
+    private static void refuseAutoStarting(ListableBeanFactory beanFactory, String role) {
+        beanFactory
+                .getBeansOfType(AbstractEndpoint.class, false, false)
+                .forEach(
+                        (name, endpoint) -> {
+                            if (role.equals(endpoint.getRole()) && endpoint.isAutoStartup()) {
+                                throw new IllegalStateException(
+                                        "redlease: the endpoint '"
+                                                + name
+                                                + "' is in the role '"
+                                                + role
+                                                + "' of a redlease election but starts with the"
+                                                + " application (autoStartup is true), so it would"
+                                                + " run on every instance, leader or not. Declare"
+                                                + " it with autoStartup = \"false\"; redlease"
+                                                + " starts it when this instance is elected");
+                            }
                         });
     }
 

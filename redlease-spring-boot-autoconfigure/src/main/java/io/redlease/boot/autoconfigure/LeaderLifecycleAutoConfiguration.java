@@ -9,6 +9,7 @@ import io.redlease.core.Elector;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -33,6 +34,11 @@ public final class LeaderLifecycleAutoConfiguration {
     @Bean
     static LeaderOnlyLifecycleBeanPostProcessor redleaseLeaderOnlyLifecycleBeanPostProcessor() {
         return new LeaderOnlyLifecycleBeanPostProcessor();
+    }
+
+    @Bean
+    static ListenerRegistryGuard redleaseListenerRegistryGuard() {
+        return new ListenerRegistryGuard();
     }
 
     @Bean
@@ -65,7 +71,10 @@ public final class LeaderLifecycleAutoConfiguration {
                 () ->
                         ListenerContainers.registries(
                                 beanFactory,
-                                LeaderLifecycleAutoConfiguration.class.getClassLoader()));
+                                LeaderLifecycleAutoConfiguration.class.getClassLoader()),
+                beanFactory instanceof ConfigurableListableBeanFactory configurable
+                        ? configurable
+                        : null);
     }
 
     @Bean
@@ -115,7 +124,7 @@ public final class LeaderLifecycleAutoConfiguration {
                     elections.ifAvailable(
                             found ->
                                     IntegrationRole.registerAll(
-                                            lifecycles, found, role, publisher));
+                                            lifecycles, found, role, publisher, beanFactory));
                 }
             };
         }

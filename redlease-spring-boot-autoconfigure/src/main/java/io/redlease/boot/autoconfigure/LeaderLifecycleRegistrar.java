@@ -11,6 +11,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.context.Lifecycle;
 import org.springframework.context.SmartLifecycle;
 
 /**
@@ -34,6 +36,8 @@ final class LeaderLifecycleRegistrar implements SmartLifecycle {
 
     private final Supplier<List<Registry>> registries;
 
+    private final @Nullable ConfigurableListableBeanFactory beanFactory;
+
     private boolean registered;
 
     private volatile boolean running;
@@ -43,7 +47,9 @@ final class LeaderLifecycleRegistrar implements SmartLifecycle {
             LeaderLifecycles lifecycles,
             Supplier<@Nullable Elections> elections,
             RedleaseProperties properties,
-            Supplier<List<Registry>> registries) {
+            Supplier<List<Registry>> registries,
+            @Nullable ConfigurableListableBeanFactory beanFactory) {
+        this.beanFactory = beanFactory;
         this.beans = beans;
         this.lifecycles = lifecycles;
         this.elections = elections;
@@ -61,6 +67,7 @@ final class LeaderLifecycleRegistrar implements SmartLifecycle {
     }
 
     private void register() {
+        instantiateLeaderOnlyBeans();
         List<Found> found = beans.found();
         boolean listeners =
                 !properties.getLifecycle().getListeners().isEmpty()
@@ -109,6 +116,32 @@ final class LeaderLifecycleRegistrar implements SmartLifecycle {
                                         election.getLifecycle().getListeners(),
                                         claimed));
         checkElectors(elections);
+    }
+
+    /**
+     * Creates the leader-only lifecycle singletons not created yet ({@code @Lazy} ones), so they
+     * are found and started when elected, and refuses those of another scope: each instance would
+     * be one more lifecycle created after the elections started, never started.
+     */
+    private void instantiateLeaderOnlyBeans() {
+        if (beanFactory == null) {
+            return;
+        }
+        for (String name : beanFactory.getBeanNamesForType(Lifecycle.class, true, false)) {
+            Class<?> type = beanFactory.getType(name, false);
+            if (type == null || !LeaderOnlyLifecycleBeanPostProcessor.isLeaderOnlyLifecycle(type)) {
+                continue;
+            }
+            if (!beanFactory.isSingleton(name)) {
+                throw new IllegalStateException(
+                        "redlease: the leader-only lifecycle bean '"
+                                + name
+                                + "' is not a singleton; each of its instances would be created"
+                                + " outside the election and never started. Declare it as a"
+                                + " singleton");
+            }
+            beanFactory.getBean(name);
+        }
     }
 
     /** Fails when an election with lifecycles has an elector that would never start them. */
@@ -166,9 +199,11 @@ final class LeaderLifecycleRegistrar implements SmartLifecycle {
                         null);
             }
             SmartLifecycle container = null;
+            Registry holder = null;
             for (Registry registry : registries) {
                 container = registry.find(id);
                 if (container != null) {
+                    holder = registry;
                     break;
                 }
             }
@@ -211,6 +246,7 @@ final class LeaderLifecycleRegistrar implements SmartLifecycle {
                                 + " instance is elected.",
                         null);
             }
+            holder.hold();
             lifecycles.register(electionId, id, container);
         }
     }

@@ -22,6 +22,25 @@ final class ListenerContainers {
 
         /** Returns the container with this id, or null. */
         @Nullable SmartLifecycle find(String id);
+
+        /**
+         * Keeps an explicit start of the registry (or of the context) from starting containers
+         * whose {@code autoStartup} is false, as it otherwise does once the context was refreshed;
+         * fails when the registry cannot be kept from it.
+         */
+        void hold();
+    }
+
+    private static void requireGuarded(Object registry, String name) {
+        if (!ListenerRegistryGuard.guarded(registry)) {
+            throw new IllegalStateException(
+                    "redlease: the "
+                            + name
+                            + " was created before redlease could guard it, so an explicit"
+                            + " start of the context or of the registry would start its"
+                            + " leader-only listener containers on every instance. Do not create"
+                            + " the registry from a BeanPostProcessor or a BeanFactoryPostProcessor");
+        }
     }
 
     private ListenerContainers() {}
@@ -67,6 +86,11 @@ final class ListenerContainers {
                             public @Nullable SmartLifecycle find(String id) {
                                 return registry.getListenerContainer(id);
                             }
+
+                            @Override
+                            public void hold() {
+                                requireGuarded(registry, name());
+                            }
                         });
             }
         }
@@ -94,6 +118,11 @@ final class ListenerContainers {
                             public @Nullable SmartLifecycle find(String id) {
                                 return registry.getListenerContainer(id);
                             }
+
+                            @Override
+                            public void hold() {
+                                registry.setAlwaysStartAfterRefresh(false);
+                            }
                         });
             }
         }
@@ -120,6 +149,11 @@ final class ListenerContainers {
                             @Override
                             public @Nullable SmartLifecycle find(String id) {
                                 return registry.getListenerContainer(id);
+                            }
+
+                            @Override
+                            public void hold() {
+                                requireGuarded(registry, name());
                             }
                         });
             }

@@ -111,15 +111,27 @@ final class Role implements Observer, BeforeRelease {
             if (!term.isActive()) {
                 return;
             }
-            try {
-                entry.lifecycle.start();
-                started.add(entry);
-                if (logger.isDebugEnabled()) {
-                    logger.debug("redlease: started '" + entry.name + "' in term " + term.token());
-                }
-            } catch (Throwable ex) {
-                failed(elector, entry, Action.START, ex);
+            CompletableFuture<Void> stopping = entry.stopped;
+            if (!stopping.isDone()) {
+                failed(
+                        elector,
+                        entry,
+                        Action.START,
+                        new IllegalStateException(
+                                "still stopping from an earlier term (its stop has not called"
+                                        + " back); it starts in term "
+                                        + term.token()
+                                        + " once it has stopped"));
+                stopping.thenRunAsync(
+                        () -> {
+                            if (term.isActive()) {
+                                startOne(elector, term, entry, started);
+                            }
+                        },
+                        worker());
+                continue;
             }
+            startOne(elector, term, entry, started);
         }
         if (!started.isEmpty()) {
             logger.info(
@@ -132,6 +144,18 @@ final class Role implements Observer, BeforeRelease {
         }
     }
 
+    private void startOne(Elector elector, Term term, Entry entry, List<Entry> started) {
+        try {
+            entry.lifecycle.start();
+            started.add(entry);
+            if (logger.isDebugEnabled()) {
+                logger.debug("redlease: started '" + entry.name + "' in term " + term.token());
+            }
+        } catch (Throwable ex) {
+            failed(elector, entry, Action.START, ex);
+        }
+    }
+
     private void stop(Elector elector, List<Entry> started) {
         long begin = System.nanoTime();
         long deadline = begin + elector.config().drainTimeout().toNanos();
@@ -141,7 +165,18 @@ final class Role implements Observer, BeforeRelease {
             try {
                 if (entry.lifecycle instanceof SmartLifecycle smart) {
                     CountDownLatch latch = new CountDownLatch(1);
-                    smart.stop(latch::countDown);
+                    CompletableFuture<Void> done = new CompletableFuture<>();
+                    entry.stopped = done;
+                    try {
+                        smart.stop(
+                                () -> {
+                                    done.complete(null);
+                                    latch.countDown();
+                                });
+                    } catch (Throwable ex) {
+                        done.complete(null);
+                        throw ex;
+                    }
                     long left = Math.max(deadline - System.nanoTime(), 0);
                     if (!latch.await(left, TimeUnit.NANOSECONDS)) {
                         failed(
@@ -236,6 +271,9 @@ final class Role implements Observer, BeforeRelease {
         final String name;
 
         final Lifecycle lifecycle;
+
+        /** Completes when the last stop has called back: a start waits for it. */
+        volatile CompletableFuture<Void> stopped = CompletableFuture.completedFuture(null);
 
         Entry(String name, Lifecycle lifecycle) {
             this.name = name;
