@@ -1,0 +1,166 @@
+package io.redlease.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.redlease.test.RedisExtension;
+import io.redlease.test.RedisServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+/**
+ * Hostile probes of leader discovery and preferred leadership, on paths the feature tests do not
+ * take: an instance id reused across a crash and restart, a preferred follower stopped gracefully,
+ * versions with long numbers.
+ */
+@ExtendWith(RedisExtension.class)
+class OperationsReviewTests {
+
+    private final Templates templates = new Templates();
+
+    private final List<Elector> electors = new ArrayList<>();
+
+    private StringRedisTemplate redis;
+
+    private String name;
+
+    @BeforeEach
+    void setUp(RedisServer server, TestInfo info) {
+        this.redis = templates.on(server);
+        this.name = Names.unique(info);
+    }
+
+    @AfterEach
+    void tearDown() {
+        electors.forEach(Elector::close);
+        templates.close();
+    }
+
+    private Elector elector(String id, Duration ttl, AtomicInteger roundTrips) {
+        Elector elector =
+                new Elector(
+                        redis,
+                        ElectorConfig.builder(name)
+                                .ttl(ttl)
+                                .renewInterval(Duration.ofMillis(100))
+                                .acquireInterval(Duration.ofMillis(100))
+                                .leaseAwareScheduling(false)
+                                .instanceId(id)
+                                .observer(
+                                        new Observer() {
+                                            @Override
+                                            public void onRoundTrip(
+                                                    Operation operation,
+                                                    Duration duration,
+                                                    boolean succeeded) {
+                                                if (succeeded) {
+                                                    roundTrips.incrementAndGet();
+                                                }
+                                            }
+                                        })
+                                .build());
+        electors.add(elector);
+        return elector;
+    }
+
+    private static void awaitRoundTrips(AtomicInteger roundTrips, int more) {
+        int target = roundTrips.get() + more;
+        await().until(() -> roundTrips.get() >= target);
+    }
+
+    /**
+     * An instance that keeps its id across a crash and restart (a StatefulSet pod name, a host
+     * name) takes its own leftover lease over as a new term. Until the new term publishes, the hash
+     * still holds the crashed term's metadata under the same instance id: a reader must not be
+     * shown it as the current leader's (the old URL, the old version, the old term).
+     */
+    @Test
+    void aRestartedInstanceIsNeverShownWithItsCrashedTermsMetadata() {
+        // What the crashed leader "node" left behind: its lease at term 5 and that term's metadata.
+        redis.opsForValue().set(name + ":fence", "5");
+        redis.opsForValue().set(name + ":fence:applied", "5");
+        redis.opsForValue().set(name + ":leader", "node", Duration.ofSeconds(30));
+        redis.opsForHash()
+                .putAll(
+                        LeaderInfoStore.infoKey(name),
+                        Map.of(
+                                "instance", "node",
+                                "token", "5",
+                                "url", "http://old-node.example:8080",
+                                "version", "1.0.0"));
+        redis.expire(LeaderInfoStore.infoKey(name), Duration.ofSeconds(30));
+
+        // It restarts with the same id; the new build advertises nothing.
+        Elector restarted = elector("node", Duration.ofSeconds(2), new AtomicInteger());
+        restarted.start();
+        await().until(restarted::isLeader);
+        assertThat(restarted.fencer()).get().extracting(Fencer::token).isEqualTo(6L);
+
+        Optional<LeaderInfo> seen =
+                elector("reader", Duration.ofSeconds(2), new AtomicInteger()).leaderInfo();
+        assertThat(seen).get().extracting(LeaderInfo::instanceId).isEqualTo("node");
+        assertThat(seen.get().metadata())
+                .as("the crashed term 5's metadata, shown for term 6")
+                .isEmpty();
+    }
+
+    /**
+     * A preferred follower that is stopped gracefully (scaled down, redeployed) no longer contends.
+     * It must not keep a lower-ranked follower from taking the lease the leader released: a
+     * graceful stop followed by a graceful hand-off should not leave the election without a leader
+     * for a time to live.
+     */
+    @Test
+    void aGracefullyStoppedPreferredFollowerDoesNotHoldTheFreeLeaseBack() {
+        Duration ttl = Duration.ofSeconds(5);
+        AtomicInteger n1Trips = new AtomicInteger();
+        AtomicInteger n2Trips = new AtomicInteger();
+        AtomicInteger oldTrips = new AtomicInteger();
+        Elector n1 = elector("new-1", ttl, n1Trips);
+        n1.prefer(Preference.version("2.0.0"), () -> true);
+        Elector n2 = elector("new-2", ttl, n2Trips);
+        n2.prefer(Preference.version("2.0.0"), () -> true);
+        Elector old = elector("old", ttl, oldTrips);
+        old.prefer(Preference.version("1.0.0"), () -> true);
+
+        n1.start();
+        await().until(n1::isLeader);
+        n2.start();
+        old.start();
+        // Both followers have heartbeated (the heartbeat runs before the counting observer).
+        awaitRoundTrips(n2Trips, 2);
+        awaitRoundTrips(oldTrips, 2);
+        assertThat(old.isLeader()).isFalse();
+
+        n2.close();
+        n1.close();
+
+        // The old instance is the only one left: it should lead within a few acquire intervals,
+        // not once new-2's entry has lapsed (a TTL after its last heartbeat).
+        await().atMost(Duration.ofMillis(2500)).until(old::isLeader);
+    }
+
+    /**
+     * Numbers compare as numbers, the documentation says: a build number or a timestamp of more
+     * than 19 digits must not rank below a smaller one.
+     */
+    @Test
+    void longNumbersInVersionsCompareAsNumbers() {
+        assertThat(Preference.version("1.100000000000000000000"))
+                .isGreaterThan(Preference.version("1.99999999999999999999"));
+        assertThat(Preference.version("1.20261203140900000000"))
+                .isGreaterThan(Preference.version("1.9999999999999999999"));
+        assertThat(Preference.version("1.20261203140900000000"))
+                .isGreaterThan(Preference.version("1.20261203140900000000-rc1"));
+    }
+}
