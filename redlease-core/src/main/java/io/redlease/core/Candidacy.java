@@ -83,6 +83,13 @@ final class Candidacy implements Observer {
         return preference;
     }
 
+    /** Removes this instance's entry once its run has ended (a follower's too), if it has one. */
+    void withdraw() {
+        if (preference != null && !elector.isRunning()) {
+            execute(Scripts.CANDIDATE_REMOVE, elector.instanceId());
+        }
+    }
+
     @Override
     public void onElected(long token) {
         this.token = token;

@@ -466,6 +466,11 @@ public final class Elector implements AutoCloseable {
 
     void runEnded(Campaign run) {
         runs.runEnded(run);
+        // A stopped instance no longer contends, leader or follower: its candidacy must not keep
+        // others from a free lease until it lapses. On the lane, after its last heartbeat.
+        if (candidacy.preference() != null) {
+            lane.submit("withdraw", candidacy::withdraw);
+        }
     }
 
     @Override
