@@ -5,11 +5,13 @@ import static org.awaitility.Awaitility.await;
 
 import io.redlease.test.RedisExtension;
 import io.redlease.test.RedisServer;
+import io.redlease.test.TcpProxy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -32,11 +34,14 @@ class OperationsReviewTests {
 
     private StringRedisTemplate redis;
 
+    private RedisServer server;
+
     private String name;
 
     @BeforeEach
     void setUp(RedisServer server, TestInfo info) {
         this.redis = templates.on(server);
+        this.server = server;
         this.name = Names.unique(info);
     }
 
@@ -47,6 +52,15 @@ class OperationsReviewTests {
     }
 
     private Elector elector(String id, Duration ttl, AtomicInteger roundTrips) {
+        return elector(redis, id, ttl, roundTrips, null);
+    }
+
+    private Elector elector(
+            StringRedisTemplate redis,
+            String id,
+            Duration ttl,
+            AtomicInteger roundTrips,
+            List<long[]> events) {
         Elector elector =
                 new Elector(
                         redis,
@@ -65,6 +79,20 @@ class OperationsReviewTests {
                                                     boolean succeeded) {
                                                 if (succeeded) {
                                                     roundTrips.incrementAndGet();
+                                                }
+                                            }
+
+                                            @Override
+                                            public void onElected(long token) {
+                                                if (events != null) {
+                                                    events.add(new long[] {System.nanoTime(), 1});
+                                                }
+                                            }
+
+                                            @Override
+                                            public void onSteppedDown(StepDownReason reason) {
+                                                if (events != null) {
+                                                    events.add(new long[] {System.nanoTime(), 0});
                                                 }
                                             }
                                         })
@@ -162,5 +190,54 @@ class OperationsReviewTests {
                 .isGreaterThan(Preference.version("1.9999999999999999999"));
         assertThat(Preference.version("1.20261203140900000000"))
                 .isGreaterThan(Preference.version("1.20261203140900000000-rc1"));
+    }
+
+    /**
+     * A preferred candidate whose link to Redis is slow (round trips of 400 ms against an acquire
+     * timeout of 100 ms and a TTL of 1 s: a congested or far-away network) can never start a term:
+     * its acquires run past their bound. It must not keep the old instance from leading for more
+     * than about one TTL. Its very first acquire, which may take up to the TTL, succeeds and
+     * heartbeats it as live and ready; the leader then hands over to it, and its late acquires take
+     * the free lease again and again for terms that never start.
+     */
+    @Test
+    void aLaggingPreferredCandidateDoesNotLeaveTheElectionLeaderless() throws Exception {
+        Duration ttl = Duration.ofSeconds(1);
+        List<long[]> events = new CopyOnWriteArrayList<>();
+        AtomicInteger oldTrips = new AtomicInteger();
+        Elector old = elector(redis, "old", ttl, oldTrips, events);
+        old.prefer(Preference.version("1.0.0"), () -> true);
+        try (TcpProxy proxy = TcpProxy.start(server.host(), server.port())) {
+            StringRedisTemplate slow = templates.withoutClientTimeouts(proxy.host(), proxy.port());
+            slow.hasKey(name);
+            Elector lagging = elector(slow, "new", ttl, new AtomicInteger(), events);
+            lagging.prefer(Preference.version("2.0.0"), () -> true);
+            old.start();
+            await().until(old::isLeader);
+            proxy.delay(Duration.ofMillis(200));
+            long start = System.nanoTime();
+            lagging.start();
+            // About four TTLs of the old instance's round trips (renewals or acquires, 100 ms).
+            awaitRoundTrips(oldTrips, 40);
+            long end = System.nanoTime();
+            lagging.close();
+
+            long longest = 0;
+            long downSince = -1;
+            for (long[] event : events) {
+                if (event[1] == 0 && downSince < 0) {
+                    downSince = event[0];
+                } else if (event[1] == 1 && downSince >= 0) {
+                    longest = Math.max(longest, event[0] - downSince);
+                    downSince = -1;
+                }
+            }
+            if (downSince >= 0 && downSince < end) {
+                longest = Math.max(longest, end - downSince);
+            }
+            assertThat(Duration.ofNanos(longest))
+                    .as("longest time without a leader after %s ms", (end - start) / 1_000_000)
+                    .isLessThanOrEqualTo(ttl.multipliedBy(3).dividedBy(2));
+        }
     }
 }
