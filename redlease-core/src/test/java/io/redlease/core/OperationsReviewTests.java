@@ -12,12 +12,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
@@ -239,5 +241,72 @@ class OperationsReviewTests {
                     .as("longest time without a leader after %s ms", (end - start) / 1_000_000)
                     .isLessThanOrEqualTo(ttl.multipliedBy(3).dividedBy(2));
         }
+    }
+
+    /**
+     * A preferred candidate that heartbeated as ready and then froze (SIGSTOP) is handed the lease
+     * once; the old leader takes it back once the frozen entry lapses, about one TTL later, and
+     * does not hand over again.
+     */
+    @Test
+    void aFrozenPreferredCandidateHoldsTheLeaseBackForAboutOneTtlOnce() {
+        Duration ttl = Duration.ofSeconds(1);
+        List<long[]> events = new CopyOnWriteArrayList<>();
+        AtomicInteger oldTrips = new AtomicInteger();
+        Elector old = elector(redis, "old", ttl, oldTrips, events);
+        old.prefer(Preference.version("1.0.0"), () -> true);
+        old.start();
+        await().until(old::isLeader);
+        // What a candidate leaves when it heartbeats and is then stopped by SIGSTOP: a ready entry
+        // that lives one lifetime (the TTL here) after its last heartbeat.
+        Long now =
+                redis.execute(
+                        (RedisCallback<Long>)
+                                connection ->
+                                        connection.serverCommands().time(TimeUnit.MILLISECONDS));
+        redis.opsForHash()
+                .put(
+                        Preference.candidatesKey(name),
+                        "frozen",
+                        (now + ttl.toMillis()) + "|1|" + Preference.version("2.0.0").rank());
+        await().until(() -> events.size() >= 3);
+        long[] down = events.get(1);
+        long[] again = events.get(2);
+        assertThat(down[1]).isZero();
+        assertThat(again[1]).isOne();
+        assertThat(Duration.ofNanos(again[0] - down[0])).isLessThanOrEqualTo(ttl.plusMillis(300));
+        // Once: a further second of renewals, no further hand-over.
+        awaitRoundTrips(oldTrips, 10);
+        assertThat(events).hasSize(3);
+        assertThat(old.isLeader()).isTrue();
+    }
+
+    /** Rank changes hand over once each; a change into a tie hands over nothing. */
+    @Test
+    void rankChangesHandOverOnceEachAndTiesNever() {
+        Duration ttl = Duration.ofSeconds(1);
+        List<long[]> aEvents = new CopyOnWriteArrayList<>();
+        List<long[]> bEvents = new CopyOnWriteArrayList<>();
+        AtomicInteger aTrips = new AtomicInteger();
+        AtomicInteger bTrips = new AtomicInteger();
+        Elector a = elector(redis, "a", ttl, aTrips, aEvents);
+        a.prefer(Preference.version("2.0.0"), () -> true);
+        Elector b = elector(redis, "b", ttl, bTrips, bEvents);
+        b.prefer(Preference.version("2.0.0"), () -> true);
+        a.start();
+        await().until(a::isLeader);
+        b.start();
+        awaitRoundTrips(bTrips, 5);
+        awaitRoundTrips(aTrips, 5);
+        assertThat(a.isLeader()).isTrue();
+
+        b.prefer(Preference.version("3.0.0"), () -> true);
+        await().until(b::isLeader);
+        a.prefer(Preference.version("3.0.0"), () -> true);
+        awaitRoundTrips(aTrips, 10);
+        awaitRoundTrips(bTrips, 10);
+        assertThat(b.isLeader()).isTrue();
+        assertThat(aEvents.stream().filter(e -> e[1] == 1)).hasSize(1);
+        assertThat(bEvents.stream().filter(e -> e[1] == 1)).hasSize(1);
     }
 }
