@@ -36,6 +36,9 @@ final class Candidacy implements Observer {
 
     private final String lifetimeMillis;
 
+    /** The longest round trip that still counts as a heartbeat: the acquire timeout. */
+    private final Duration fastEnough;
+
     private volatile @Nullable Preference preference;
 
     private volatile BooleanSupplier ready = ALWAYS_READY;
@@ -52,6 +55,7 @@ final class Candidacy implements Observer {
         this.elector = elector;
         this.candidatesKey = List.of(Preference.candidatesKey(elector.name()));
         this.lifetimeMillis = Long.toString(lifetime(elector.config()).toMillis());
+        this.fastEnough = elector.config().acquireTimeout();
     }
 
     /**
@@ -83,6 +87,13 @@ final class Candidacy implements Observer {
         return preference;
     }
 
+    /** Removes this instance's entry once its run has ended (a follower's too), if it has one. */
+    void withdraw() {
+        if (preference != null && !elector.isRunning()) {
+            execute(Scripts.CANDIDATE_REMOVE, elector.instanceId());
+        }
+    }
+
     @Override
     public void onElected(long token) {
         this.token = token;
@@ -103,7 +114,11 @@ final class Candidacy implements Observer {
         if (own == null
                 || !succeeded
                 || (operation != Operation.ACQUIRE && operation != Operation.RENEW)
+                || duration.compareTo(fastEnough) > 0
                 || !elector.isRunning()) {
+            // A round trip slower than an acquire may take (the first acquire of a run may take
+            // up to the time to live) is no heartbeat: on such a link the instance's acquires run
+            // past their bound and its terms never start, so it must not be handed the lease.
             return;
         }
         String best =

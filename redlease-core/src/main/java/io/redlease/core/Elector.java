@@ -266,7 +266,8 @@ public final class Elector implements AutoCloseable {
     /**
      * Reads who holds the lease now and what it published about itself ({@link
      * #advertise(LeaderMetadata)}), with one read-only round trip on the calling thread. Metadata
-     * is returned only when the current holder wrote it, never an earlier leader's.
+     * is returned only when the current holder wrote it in its current term, never an earlier
+     * leader's or an earlier term's (an instance restarted with its id takes its own lease over).
      *
      * @return the holder and its metadata, or empty when the lease is free
      * @throws org.springframework.dao.DataAccessException if Redis fails
@@ -465,6 +466,11 @@ public final class Elector implements AutoCloseable {
 
     void runEnded(Campaign run) {
         runs.runEnded(run);
+        // A stopped instance no longer contends, leader or follower: its candidacy must not keep
+        // others from a free lease until it lapses. On the lane, after its last heartbeat.
+        if (candidacy.preference() != null) {
+            lane.submit("withdraw", candidacy::withdraw);
+        }
     }
 
     @Override

@@ -38,6 +38,9 @@ final class LeaderInfoStore implements Observer {
 
     private final List<String> keys;
 
+    /** The lease, the info and the high-water mark, for reading. */
+    private final List<String> readKeys;
+
     private final String infoKey;
 
     private volatile @Nullable LeaderMetadata metadata;
@@ -50,6 +53,8 @@ final class LeaderInfoStore implements Observer {
         this.instanceId = config.instanceId();
         this.infoKey = infoKey(config.name());
         this.keys = List.of(config.name() + ":leader", infoKey);
+        this.readKeys =
+                List.of(config.name() + ":leader", infoKey, config.name() + ":fence:applied");
     }
 
     /**
@@ -142,7 +147,7 @@ final class LeaderInfoStore implements Observer {
 
     /** Reads the lease holder and its metadata with one read-only round trip. */
     Optional<LeaderInfo> read() {
-        List<Object> reply = execute(Scripts.LEADER_INFO_READ, keys);
+        List<Object> reply = execute(Scripts.LEADER_INFO_READ, readKeys);
         if (reply == null || reply.size() < 2) {
             return Optional.empty();
         }

@@ -114,8 +114,9 @@ public final class Preference implements Comparable<Preference> {
     /**
      * Returns a string over {@code [0-9a-z]} whose byte order is the preference order: "p", the
      * priority shifted to be non-negative in 10 digits, "v", then per version part "n" and 19
-     * digits for a number or "a" and the lower-case letters, and "m" at the end, which sorts after
-     * a letter part (a pre-release) and before a number part (a longer release).
+     * digits for a number ("o", its length in 10 digits and the digits for a number of more than 19
+     * digits) or "a" and the lower-case letters, and "m" at the end, which sorts after a letter
+     * part (a pre-release) and before a number part (a longer release).
      */
     static String rank(int priority, @Nullable String version) {
         StringBuilder rank = new StringBuilder("p");
@@ -130,8 +131,15 @@ public final class Preference implements Comparable<Preference> {
                 }
                 if (Character.isDigit(part.charAt(0))) {
                     String digits = part.replaceFirst("^0+(?=\\d)", "");
-                    rank.append('n');
-                    rank.append("0".repeat(Math.max(0, 19 - digits.length()))).append(digits);
+                    if (digits.length() <= 19) {
+                        rank.append('n');
+                        rank.append("0".repeat(19 - digits.length())).append(digits);
+                    } else {
+                        // Longer numbers rank above every shorter one, then by length and digits.
+                        rank.append('o');
+                        rank.append(String.format(Locale.ROOT, "%010d", digits.length()));
+                        rank.append(digits);
+                    }
                 } else {
                     rank.append('a').append(part.replaceAll("[^a-z]", ""));
                 }

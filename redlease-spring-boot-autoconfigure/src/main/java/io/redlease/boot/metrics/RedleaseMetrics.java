@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
+import io.redlease.core.Elector;
 import io.redlease.core.Observer;
 import io.redlease.core.StepDownReason;
 import java.time.Duration;
@@ -175,6 +176,19 @@ public final class RedleaseMetrics implements MeterBinder {
         elections.computeIfAbsent(electionName, ElectionMeters::new).ttl(ttl, registries);
     }
 
+    /**
+     * Registers the {@value #LEASE_TTL} gauge of an elector's election, and takes the {@value
+     * #LEASE_AGE} of its leases from the elector itself (the send time of the last renewal that
+     * moved its deadline), so a slow observer on the callback lane does not age a healthy lease.
+     *
+     * @param elector the elector
+     */
+    public void lease(Elector elector) {
+        ElectionMeters meters = elections.computeIfAbsent(elector.name(), ElectionMeters::new);
+        meters.elector = elector;
+        meters.ttl(elector.config().ttl(), registries);
+    }
+
     private FenceCounts claims(String electionName) {
         return elections.computeIfAbsent(electionName, ElectionMeters::new).claims(registries);
     }
@@ -279,8 +293,19 @@ public final class RedleaseMetrics implements MeterBinder {
             return duration == null ? 0 : duration.toNanos() / 1e9;
         }
 
+        /** The elector whose term tells the lease's age, once known. */
+        private volatile @Nullable Elector elector;
+
         /** Returns the seconds since the lease was last confirmed, or 0 when not leading. */
         double leaseAge() {
+            Elector source = elector;
+            Duration full = ttl;
+            if (source != null && full != null) {
+                return source.term()
+                        .map(term -> seconds(full.minus(term.remaining())))
+                        .map(age -> Math.max(0, age))
+                        .orElse(0.0);
+            }
             long at = confirmed.get();
             return at == 0 ? 0 : Math.max(0, System.nanoTime() - at) / 1e9;
         }

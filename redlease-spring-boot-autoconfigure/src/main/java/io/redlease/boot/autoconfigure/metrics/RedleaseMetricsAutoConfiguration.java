@@ -49,15 +49,6 @@ public final class RedleaseMetricsAutoConfiguration {
     @Bean
     SmartInitializingSingleton redleaseLeaseTtlMetrics(
             RedleaseMetrics metrics, ObjectProvider<Elections> elections) {
-        return () ->
-                elections.ifAvailable(
-                        found ->
-                                found.asMap()
-                                        .values()
-                                        .forEach(
-                                                elector ->
-                                                        metrics.leaseTtl(
-                                                                elector.name(),
-                                                                elector.config().ttl())));
+        return () -> elections.ifAvailable(found -> found.asMap().values().forEach(metrics::lease));
     }
 }
