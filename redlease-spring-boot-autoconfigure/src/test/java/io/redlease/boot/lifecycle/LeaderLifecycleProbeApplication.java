@@ -124,7 +124,10 @@ class LeaderLifecycleProbeApplication {
                     new Thread(
                             () -> {
                                 try {
-                                    Thread.sleep(50); // the work of stopping
+                                    // Not synchronisation: a stop that takes a while opens the
+                                    // window in which
+                                    // a new term could start the bean while it still stops.
+                                    Thread.sleep(50);
                                 } catch (InterruptedException ex) {
                                     Thread.currentThread().interrupt();
                                 }
