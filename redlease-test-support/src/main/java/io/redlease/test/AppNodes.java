@@ -22,7 +22,8 @@ import org.awaitility.Awaitility;
  * Copies of an application, each in its own JVM on the test's class path, and the events they log:
  * lines of the form {@code DEMO|<epoch ms>|<node>|<kind>|k=v k=v}. Tests stop, crash and freeze the
  * copies with signals ({@code TERM}, {@code KILL}, {@code STOP}, {@code CONT}); closing kills what
- * is left and writes the event log to a file, for reading a failure.
+ * is left and writes the event log to a file and every line each node printed beside it ({@code
+ * <log>.<node>.out}), for reading a failure.
  */
 public final class AppNodes implements AutoCloseable {
 
@@ -35,6 +36,8 @@ public final class AppNodes implements AutoCloseable {
     private final Map<String, Process> nodes = new LinkedHashMap<>();
 
     private final Collection<Event> events = new ConcurrentLinkedQueue<>();
+
+    private final Map<String, Collection<String>> output = new LinkedHashMap<>();
 
     /**
      * Creates the nodes of an application.
@@ -74,6 +77,11 @@ public final class AppNodes implements AutoCloseable {
                         classpath,
                         mainClass.getName()));
         command.addAll(arguments.apply(id));
+        Collection<String> lines;
+        synchronized (nodes) {
+            lines = output.computeIfAbsent(id, key -> new ConcurrentLinkedQueue<>());
+            lines.add("--- started " + System.currentTimeMillis());
+        }
         Process process;
         try {
             process = new ProcessBuilder(command).redirectErrorStream(true).start();
@@ -83,17 +91,18 @@ public final class AppNodes implements AutoCloseable {
         synchronized (nodes) {
             nodes.put(id, process);
         }
-        Thread reader = new Thread(() -> read(id, process), "node-" + id);
+        Thread reader = new Thread(() -> read(process, lines), "node-" + id);
         reader.setDaemon(true);
         reader.start();
     }
 
-    private void read(String id, Process process) {
+    private void read(Process process, Collection<String> printed) {
         try (BufferedReader lines =
                 new BufferedReader(
                         new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
             String line;
             while ((line = lines.readLine()) != null) {
+                printed.add(line);
                 int at = line.indexOf("DEMO|");
                 if (at >= 0) {
                     events.add(parse(line.substring(at)));
@@ -170,5 +179,12 @@ public final class AppNodes implements AutoCloseable {
         killAll();
         Files.createDirectories(log.toAbsolutePath().getParent());
         Files.write(log, events.stream().map(Event::toString).toList());
+        synchronized (nodes) {
+            for (Map.Entry<String, Collection<String>> node : output.entrySet()) {
+                Files.write(
+                        log.resolveSibling(log.getFileName() + "." + node.getKey() + ".out"),
+                        node.getValue());
+            }
+        }
     }
 }

@@ -12,11 +12,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -44,12 +41,6 @@ public final class PrometheusServer implements AutoCloseable {
     private static final Duration START_TIMEOUT = TestTimeScale.scaled(Duration.ofSeconds(30));
 
     private static final Duration QUERY_TIMEOUT = Duration.ofSeconds(5);
-
-    private static final Pattern SAMPLE =
-            Pattern.compile(
-                    "\\{\"metric\":\\{([^}]*)\\},\"value\":\\[([^,\\]]+),\"([^\"]*)\"\\]\\}");
-
-    private static final Pattern LABEL = Pattern.compile("\"([^\"]+)\":\"((?:[^\"\\\\]|\\\\.)*)\"");
 
     private final Workspace workspace;
 
@@ -93,13 +84,44 @@ public final class PrometheusServer implements AutoCloseable {
      */
     public static PrometheusServer start(
             String job, List<String> targets, Duration interval, List<Path> ruleFiles) {
-        return start(Binaries.fromEnvironment(), job, targets, interval, ruleFiles);
+        return start(Binaries.fromEnvironment(), job, targets, "/metrics", interval, ruleFiles);
+    }
+
+    /**
+     * Starts a server like {@link #start(String, List, Duration, List)}, scraping another path,
+     * such as Spring Boot's {@code /actuator/prometheus}.
+     *
+     * @param job the job label of the targets
+     * @param targets the {@code host:port} of each target
+     * @param metricsPath the path each target serves its metrics at
+     * @param interval the scrape and rule evaluation interval
+     * @param ruleFiles rule files, copied into the server's directory
+     * @return the running server
+     * @throws MissingServerException if there is no {@code prometheus} binary
+     */
+    public static PrometheusServer start(
+            String job,
+            List<String> targets,
+            String metricsPath,
+            Duration interval,
+            List<Path> ruleFiles) {
+        return start(Binaries.fromEnvironment(), job, targets, metricsPath, interval, ruleFiles);
     }
 
     static PrometheusServer start(
             Binaries binaries,
             String job,
             List<String> targets,
+            Duration interval,
+            List<Path> ruleFiles) {
+        return start(binaries, job, targets, "/metrics", interval, ruleFiles);
+    }
+
+    static PrometheusServer start(
+            Binaries binaries,
+            String job,
+            List<String> targets,
+            String metricsPath,
             Duration interval,
             List<Path> ruleFiles) {
         Path prometheus = binaries.find("prometheus", USUAL_DIRS);
@@ -109,7 +131,9 @@ public final class PrometheusServer implements AutoCloseable {
         Workspace workspace = Workspace.create("redlease-prometheus");
         try {
             Path config = workspace.dir().resolve("prometheus.yml");
-            Files.writeString(config, config(job, targets, interval, copy(ruleFiles, workspace)));
+            Files.writeString(
+                    config,
+                    config(job, targets, metricsPath, interval, copy(ruleFiles, workspace)));
             for (int attempt = 1; ; attempt++) {
                 int port = Ports.freeLoopbackPort();
                 Path log = workspace.dir().resolve("prometheus-" + attempt + ".log");
@@ -161,7 +185,11 @@ public final class PrometheusServer implements AutoCloseable {
     }
 
     private static String config(
-            String job, List<String> targets, Duration interval, List<String> ruleFiles) {
+            String job,
+            List<String> targets,
+            String metricsPath,
+            Duration interval,
+            List<String> ruleFiles) {
         String every = interval.toMillis() + "ms";
         StringBuilder yaml = new StringBuilder();
         yaml.append("global:\n")
@@ -175,7 +203,9 @@ public final class PrometheusServer implements AutoCloseable {
         ruleFiles.forEach(file -> yaml.append("  - '").append(file).append("'\n"));
         yaml.append("scrape_configs:\n  - job_name: '")
                 .append(job)
-                .append("'\n    metrics_path: /metrics\n    static_configs:\n      - targets:\n");
+                .append("'\n    metrics_path: ")
+                .append(metricsPath)
+                .append("\n    static_configs:\n      - targets:\n");
         targets.forEach(target -> yaml.append("          - '").append(target).append("'\n"));
         return yaml.toString();
     }
@@ -227,17 +257,7 @@ public final class PrometheusServer implements AutoCloseable {
         } catch (IOException ex) {
             throw new UncheckedIOException("query " + promql + " failed", ex);
         }
-        List<Sample> samples = new ArrayList<>();
-        Matcher sample = SAMPLE.matcher(body);
-        while (sample.find()) {
-            Map<String, String> labels = new LinkedHashMap<>();
-            Matcher label = LABEL.matcher(sample.group(1));
-            while (label.find()) {
-                labels.put(label.group(1), label.group(2));
-            }
-            samples.add(new Sample(labels, Double.parseDouble(sample.group(3))));
-        }
-        return samples;
+        return QueryReply.samples(body);
     }
 
     private HttpResponse<String> get(String path) throws IOException {

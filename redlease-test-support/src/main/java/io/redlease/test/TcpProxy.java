@@ -62,8 +62,9 @@ public final class TcpProxy implements AutoCloseable {
     private static final Duration MODE_CHANGE_WAIT = Duration.ofSeconds(1);
     private static final int BUFFER_SIZE = 16 * 1024;
 
-    private final String upstreamHost;
-    private final int upstreamPort;
+    /** Where new connections go: replaced whole by {@link #forwardTo(RedisServer)}. */
+    private volatile InetSocketAddress upstream;
+
     private final ServerSocket listener;
     private final Set<Link> links = ConcurrentHashMap.newKeySet();
     private final AtomicInteger linkIds = new AtomicInteger();
@@ -78,8 +79,7 @@ public final class TcpProxy implements AutoCloseable {
     private boolean closed;
 
     private TcpProxy(String upstreamHost, int upstreamPort, ServerSocket listener) {
-        this.upstreamHost = upstreamHost;
-        this.upstreamPort = upstreamPort;
+        this.upstream = InetSocketAddress.createUnresolved(upstreamHost, upstreamPort);
         this.listener = listener;
     }
 
@@ -181,6 +181,21 @@ public final class TcpProxy implements AutoCloseable {
     }
 
     /**
+     * Returns how many chunks of data read from either side are held, not yet delivered: by a
+     * blackhole, or waiting out a delay. A test that needs bytes to be held before it changes the
+     * mode waits for this to be positive: a chunk still in the kernel's buffers is not held yet.
+     */
+    public int heldChunks() {
+        synchronized (monitor) {
+            int held = 0;
+            for (Link link : links) {
+                held += link.toUpstream.heldData() + link.toClient.heldData();
+            }
+            return held;
+        }
+    }
+
+    /**
      * Closes every current connection on both sides, discarding held chunks; new connections are
      * still accepted and follow the current mode.
      */
@@ -188,6 +203,17 @@ public final class TcpProxy implements AutoCloseable {
         for (Link link : links) {
             link.close();
         }
+    }
+
+    /**
+     * Sends every later connection to another server and {@link #cut() cuts} the current ones, as a
+     * failover to a server with other data would: clients that reconnect reach the new one.
+     *
+     * @param server the server to forward to from now on
+     */
+    public void forwardTo(RedisServer server) {
+        upstream = InetSocketAddress.createUnresolved(server.host(), server.port());
+        cut();
     }
 
     /**
@@ -228,9 +254,9 @@ public final class TcpProxy implements AutoCloseable {
                 + ":"
                 + port()
                 + " -> "
-                + upstreamHost
+                + upstream.getHostString()
                 + ":"
-                + upstreamPort
+                + upstream.getPort()
                 + ", "
                 + (current == Mode.DELAY ? "delay " + currentDelay : current.name().toLowerCase())
                 + "]";
@@ -267,11 +293,12 @@ public final class TcpProxy implements AutoCloseable {
                 return;
             }
             Socket upstream = new Socket();
+            InetSocketAddress target = this.upstream;
             try {
                 client.setTcpNoDelay(true);
                 upstream.setTcpNoDelay(true);
                 upstream.connect(
-                        new InetSocketAddress(upstreamHost, upstreamPort),
+                        new InetSocketAddress(target.getHostString(), target.getPort()),
                         (int) CONNECT_TIMEOUT.toMillis());
             } catch (IOException ex) {
                 closeQuietly(upstream);
@@ -396,6 +423,17 @@ public final class TcpProxy implements AutoCloseable {
             writer.setDaemon(true);
             reader.start();
             writer.start();
+        }
+
+        /** Counts queued data chunks; caller holds the monitor. */
+        int heldData() {
+            int held = 0;
+            for (Chunk chunk : queue) {
+                if (chunk.data() != null) {
+                    held++;
+                }
+            }
+            return held;
         }
 
         /** Discards queued data chunks, keeping an end of stream; caller holds the monitor. */

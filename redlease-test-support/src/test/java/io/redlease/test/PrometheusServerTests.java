@@ -40,6 +40,12 @@ class PrometheusServerTests {
             assertThat(server.query("vector(2)"))
                     .singleElement()
                     .satisfies(sample -> assertThat(sample.value()).isEqualTo(2.0));
+            // Label values come back whole, braces included (a Redis Cluster hash tag).
+            assertThat(
+                            server.query(
+                                    "label_replace(vector(1), \"name\", \"{reports}\", \"\", \"\")"))
+                    .singleElement()
+                    .satisfies(sample -> assertThat(sample.label("name")).isEqualTo("{reports}"));
             // The target does not answer: Prometheus reports it down, with its labels.
             await().untilAsserted(
                             () ->
