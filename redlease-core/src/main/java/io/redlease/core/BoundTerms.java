@@ -3,6 +3,7 @@ package io.redlease.core;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Callable;
 import org.jspecify.annotations.Nullable;
 import reactor.util.context.Context;
 import reactor.util.context.ContextView;
@@ -67,6 +68,25 @@ final class BoundTerms {
         }
     }
 
+    /**
+     * Runs work of a term the thread already works for further out, with that term innermost again
+     * for the duration, so that {@link LeadershipContext} answers for it (not for a term of another
+     * election bound in between). The frame registers no interrupt: the outer binding keeps its
+     * own.
+     */
+    static <T> T reenter(Term term, Callable<T> work) throws Exception {
+        if (innermost() == term) {
+            return work.call();
+        }
+        Frame frame = new Frame(term, false);
+        stack().push(frame);
+        try {
+            return work.call();
+        } finally {
+            unbind(frame);
+        }
+    }
+
     /** Returns whether the term is the innermost one of its elector that the thread works for. */
     static boolean isBound(Term term) {
         return of(term.elector()) == term;
@@ -88,6 +108,19 @@ final class BoundTerms {
             }
         }
         return null;
+    }
+
+    /**
+     * Returns the innermost term the thread works for (the first of the terms it carries, in a
+     * carried scope), or null if none.
+     */
+    static @Nullable Term innermost() {
+        Frames stack = frames.get();
+        Frame top = stack == null ? null : stack.peek();
+        if (top == null) {
+            return null;
+        }
+        return top.term != null ? top.term : top.carried.isEmpty() ? null : top.carried.get(0);
     }
 
     /** Returns every term the thread works for, innermost first, or null if none. */

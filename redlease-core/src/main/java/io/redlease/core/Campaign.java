@@ -275,6 +275,7 @@ final class Campaign {
                 finish();
                 return;
             }
+            elector.leaseSeen(false, 0);
             notifyError(Operation.ACQUIRE, error);
             sleep(pacing.afterError());
             return;
@@ -290,6 +291,13 @@ final class Campaign {
             wonTerms.start(reply.token(), sentAt);
             return;
         }
+        // Another instance's lease, valid for holderTtl more from the send (a negative one is a
+        // free lease that preference holds back); the next look is due when it lapses, so it
+        // counts as seen for one acquire timeout more, while that look is on its way.
+        long holderTtl = reply.holderTtlMillis();
+        elector.leaseSeen(
+                holderTtl >= 0,
+                sentAt + TimeUnit.MILLISECONDS.toNanos(Math.max(holderTtl, 0)) + acquireTimeout);
         if (!wasFollower) {
             wasFollower = true;
             notify("onFollower", observer::onFollower);

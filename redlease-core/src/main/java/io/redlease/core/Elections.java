@@ -1,9 +1,11 @@
 package io.redlease.core;
 
+import io.redlease.core.partition.PartitionedElection;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
@@ -13,17 +15,27 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>The id {@value #DEFAULT} (or an empty id) is the application's main election; other ids name
  * extra elections. Ids are local names chosen by the application; the election {@link
- * Elector#name() name} is what instances share in Redis.
+ * Elector#name() name} is what instances share in Redis. Partitioned elections have ids of their
+ * own, apart from the elections' ({@link #partitioned(String)}).
  */
 public final class Elections {
 
     /** The id of the main election, used when no id is given. */
     public static final String DEFAULT = "default";
 
+    /**
+     * The key under which health details and the actuator endpoint's root list the partitioned
+     * elections, beside the elections by id; Spring Boot refuses it as an election id.
+     */
+    public static final String PARTITIONS = "partitions";
+
     private final Map<String, Elector> electors;
 
-    private Elections(Map<String, Elector> electors) {
+    private final Map<String, PartitionedElection> partitioned;
+
+    private Elections(Map<String, Elector> electors, Map<String, PartitionedElection> partitioned) {
         this.electors = Collections.unmodifiableMap(new LinkedHashMap<>(electors));
+        this.partitioned = Collections.unmodifiableMap(new LinkedHashMap<>(partitioned));
     }
 
     /**
@@ -33,6 +45,18 @@ public final class Elections {
      * @return the registry
      */
     public static Elections of(Map<String, Elector> electors) {
+        return of(electors, Map.of());
+    }
+
+    /**
+     * Creates a registry of elections and partitioned elections.
+     *
+     * @param electors the electors by id, in a stable order; may contain {@value #DEFAULT}
+     * @param partitioned the partitioned elections by id, in a stable order
+     * @return the registry
+     */
+    public static Elections of(
+            Map<String, Elector> electors, Map<String, PartitionedElection> partitioned) {
         electors.forEach(
                 (id, elector) -> {
                     if (id == null || id.isBlank() || elector == null) {
@@ -40,7 +64,15 @@ public final class Elections {
                                 "redlease: election ids must not be blank and electors not null");
                     }
                 });
-        return new Elections(electors);
+        partitioned.forEach(
+                (id, election) -> {
+                    if (id == null || id.isBlank() || election == null) {
+                        throw new IllegalArgumentException(
+                                "redlease: partitioned election ids must not be blank and"
+                                        + " elections not null");
+                    }
+                });
+        return new Elections(electors, partitioned);
     }
 
     /** Creates a registry holding one elector as the main election. */
@@ -78,12 +110,48 @@ public final class Elections {
         return electors;
     }
 
+    /**
+     * Returns a partitioned election.
+     *
+     * @param id the partitioned election's id
+     * @throws UnknownElectionException if there is no such partitioned election
+     */
+    public PartitionedElection partitioned(@Nullable String id) {
+        PartitionedElection election = id == null ? null : partitioned.get(id);
+        if (election == null) {
+            throw new UnknownElectionException(
+                    "partitioned election", String.valueOf(id), partitioned.keySet());
+        }
+        return election;
+    }
+
+    /** Returns the partitioned elections by id, in registration order. */
+    public Map<String, PartitionedElection> partitionedAsMap() {
+        return partitioned;
+    }
+
+    /**
+     * Returns the partition a term belongs to, when it is a term of one of the partitioned
+     * elections.
+     */
+    OptionalInt partitionOf(Term term) {
+        for (PartitionedElection election : partitioned.values()) {
+            OptionalInt partition = election.partitionOf(term.elector());
+            if (partition.isPresent()) {
+                return partition;
+            }
+        }
+        return OptionalInt.empty();
+    }
+
     static String normalize(@Nullable String id) {
         return id == null || id.isEmpty() ? DEFAULT : id;
     }
 
     @Override
     public String toString() {
-        return "Elections" + electors.keySet();
+        return "Elections"
+                + electors.keySet()
+                + (partitioned.isEmpty() ? "" : partitioned.keySet());
     }
 }

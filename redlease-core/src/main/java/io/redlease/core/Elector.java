@@ -129,6 +129,7 @@ public final class Elector implements AutoCloseable {
         this.config = config;
         this.leaderInfo = new LeaderInfoStore(redis, config);
         this.protocol = new LeaseProtocol(redis, connectionFactory, config);
+        protocol.acquireMetadata(leaderInfo::acquireFields);
         this.candidacy = new Candidacy(redis, protocol, this);
         this.observer =
                 Observer.composite(
@@ -211,6 +212,19 @@ public final class Elector implements AutoCloseable {
         return runs.current() != null;
     }
 
+    /**
+     * Returns whether this instance sees a valid lease held by anyone, itself included, from its
+     * own round trips and without one: true while it leads, and while a follower's last acquire
+     * attempt found another instance's lease that has not lapsed since (counted from the attempt's
+     * send, plus one acquire timeout while the next look is on its way). False when stopped, when
+     * the last attempt failed or found the lease free. Advisory, like {@link #isLeader()}: for
+     * metrics that tell whether an election has a leader even when it is not one of this library's
+     * instances.
+     */
+    public boolean leaseHeld() {
+        return runs.leaseHeld();
+    }
+
     /** Returns whether the elector has been started and not yet stopped. */
     public boolean isRunning() {
         return runs.running();
@@ -248,9 +262,9 @@ public final class Elector implements AutoCloseable {
 
     /**
      * Publishes what other instances learn about this one while it leads ({@link #leaderInfo()}):
-     * kept beside the lease in {@code <name>:leader:info} with the lease's lifetime, written when a
-     * term begins and refreshed after every renewal. Takes effect at once while leading; null stops
-     * publishing. Off until called.
+     * kept beside the lease in {@code <name>:leader:info} with the lease's lifetime, written by the
+     * acquire that wins a term (so it is readable as soon as the lease is) and refreshed after
+     * every renewal. Takes effect at once while leading; null stops publishing. Off until called.
      *
      * @param metadata what to publish, or null for nothing
      */
@@ -448,6 +462,10 @@ public final class Elector implements AutoCloseable {
 
     void recordRoundTrip(@Nullable Throwable failure) {
         runs.recordRoundTrip(failure);
+    }
+
+    void leaseSeen(boolean seen, long until) {
+        runs.leaseSeen(seen, until);
     }
 
     Observer observer() {

@@ -12,9 +12,10 @@ import org.springframework.data.redis.serializer.RedisSerializer;
 
 /**
  * Keeps this instance's {@link LeaderMetadata} beside its lease while it leads, and reads the
- * holder's: the hash {@code <name>:leader:info} is written when a term begins, given the lease's
- * remaining lifetime after every renewal, and deleted when the term ends (unless a later term
- * replaced it). Nothing is written while no metadata is advertised.
+ * holder's: the hash {@code <name>:leader:info} is written by the acquire that wins a term, in the
+ * same round trip (or when a term begins, if it was advertised after that acquire), given the
+ * lease's remaining lifetime after every renewal, and deleted when the term ends (unless a later
+ * term replaced it). Nothing is written while no metadata is advertised.
  *
  * <p>As an {@link Observer} it runs on the election's callback lane, never on the engine's threads,
  * with one round trip per callback it acts on; a failure is reported by the lane (logged at WARN)
@@ -44,6 +45,9 @@ final class LeaderInfoStore implements Observer {
     private final String infoKey;
 
     private volatile @Nullable LeaderMetadata metadata;
+
+    /** What the last acquire attempt would have published had it won. */
+    private volatile @Nullable LeaderMetadata sentWithAcquire;
 
     /** The token of the current term, or 0 between terms. */
     private volatile long token;
@@ -90,12 +94,28 @@ final class LeaderInfoStore implements Observer {
         return metadata;
     }
 
+    /**
+     * Returns the field, value pairs an acquire publishes when it wins (empty when nothing is
+     * advertised), and remembers what it sent: a term won with them needs no separate publish.
+     */
+    List<String> acquireFields() {
+        LeaderMetadata current = metadata;
+        sentWithAcquire = current;
+        return current == null ? List.of() : fields(current);
+    }
+
     @Override
     public void onElected(long token) {
         this.token = token;
         LeaderMetadata current = metadata;
-        if (current != null) {
-            publish(token, current);
+        if (current != sentWithAcquire) {
+            // Advertised, changed or withdrawn after the winning acquire was sent: what it
+            // wrote is out of date.
+            if (current != null) {
+                publish(token, current);
+            } else {
+                remove(token);
+            }
         }
     }
 
@@ -124,6 +144,12 @@ final class LeaderInfoStore implements Observer {
 
     private void publish(long term, LeaderMetadata metadata) {
         List<String> args = new ArrayList<>(List.of(instanceId, Long.toString(term)));
+        args.addAll(fields(metadata));
+        execute(Scripts.LEADER_INFO_PUBLISH, keys, args.toArray(String[]::new));
+    }
+
+    private static List<String> fields(LeaderMetadata metadata) {
+        List<String> args = new ArrayList<>();
         if (metadata.url() != null) {
             args.add(URL);
             args.add(metadata.url());
@@ -138,7 +164,7 @@ final class LeaderInfoStore implements Observer {
                             args.add(LeaderMetadata.ATTRIBUTE_PREFIX + key);
                             args.add(value);
                         });
-        execute(Scripts.LEADER_INFO_PUBLISH, keys, args.toArray(String[]::new));
+        return args;
     }
 
     private void remove(long term) {

@@ -2,7 +2,6 @@ package io.redlease.core;
 
 import io.redlease.core.Observer.Operation;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -125,7 +124,8 @@ final class Leadership {
      * Sends a renewal, bounded by the renew interval and the time left. A renewal that got no reply
      * within its bound is not sent again while it is still in flight: the next tick waits for the
      * same one (while Redis stalls, one renewal per term queues up, not one per tick), and its
-     * reply still counts, from its own send time, if it comes before the deadline.
+     * reply still counts, from its own send time, if it comes before the deadline. Its round trip
+     * is reported once, when the reply comes or the term gives it up, with the time since its send.
      */
     private void renew(Lease lease) {
         if (this.lease != lease || lease.ending) {
@@ -137,21 +137,22 @@ final class Leadership {
             endTerm(StepDownReason.EXPIRED);
             return;
         }
-        CompletableFuture<Boolean> pending = lease.pendingRenewal;
-        boolean resend = pending == null || pending.isDone();
-        long sentAt = resend ? now : lease.pendingSentAt;
-        long token = lease.term.token();
-        CompletableFuture<Boolean> renewal =
-                campaign.roundTrips()
-                        .call(
-                                resend ? () -> campaign.protocol.renew(token) : () -> pending,
-                                Math.min(campaign.renewInterval, budget),
-                                false,
-                                Operation.RENEW,
-                                "renew",
-                                (extended, error) -> onRenewReply(lease, sentAt, extended, error));
-        lease.pendingRenewal = renewal;
-        lease.pendingSentAt = sentAt;
+        RoundTrips.@Nullable InFlight<Boolean> pending = lease.pendingRenewal;
+        if (pending == null || pending.isDone()) {
+            long token = lease.term.token();
+            pending =
+                    campaign.roundTrips()
+                            .send(() -> campaign.protocol.renew(token), Operation.RENEW);
+            lease.pendingRenewal = pending;
+            lease.pendingSentAt = now;
+        }
+        long sentAt = lease.pendingSentAt;
+        campaign.roundTrips()
+                .await(
+                        pending,
+                        Math.min(campaign.renewInterval, budget),
+                        "renew",
+                        (extended, error) -> onRenewReply(lease, sentAt, extended, error));
     }
 
     private void onRenewReply(
@@ -274,6 +275,7 @@ final class Leadership {
         }
         lease.ending = true;
         cancel(lease);
+        giveUpRenewal(lease);
         campaign.onSteppingDown();
         campaign.elector.unpublish(lease.term);
         lease.term.end(reason);
@@ -374,8 +376,20 @@ final class Leadership {
         this.lease = null;
         if (lease != null) {
             cancel(lease);
+            giveUpRenewal(lease);
             lease.term.end(StepDownReason.INTERNAL_ERROR);
             campaign.elector.unpublish(lease.term);
+        }
+    }
+
+    /**
+     * The term waits for no renewal any more: one still in flight is reported as failed unless its
+     * reply comes within a renew interval of its send.
+     */
+    private void giveUpRenewal(Lease lease) {
+        RoundTrips.@Nullable InFlight<Boolean> pending = lease.pendingRenewal;
+        if (pending != null) {
+            campaign.roundTrips().giveUp(pending, campaign.renewInterval);
         }
     }
 
@@ -420,7 +434,7 @@ final class Leadership {
         @Nullable ScheduledFuture<?> watchdog;
 
         /** The last renewal sent, which may still wait for its reply, and its send time. */
-        @Nullable CompletableFuture<Boolean> pendingRenewal;
+        RoundTrips.@Nullable InFlight<Boolean> pendingRenewal;
 
         long pendingSentAt;
 

@@ -1,8 +1,10 @@
 package io.redlease.core;
 
+import io.redlease.core.partition.PartitionedElection;
 import io.redlease.core.scheduling.SlotAccessor;
 import io.redlease.core.scheduling.SlotJobs;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.OptionalLong;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
@@ -18,6 +20,15 @@ import reactor.core.publisher.Mono;
  * Redis.
  *
  * <p>An instance answers for the main election; {@link #election(String)} gives one for another.
+ * Inside work bound to a partition's term (a {@code @LeaderOnly(partitions = ...)} run), the
+ * context created for the main election answers for that partition's term instead, as long as it is
+ * the innermost term the thread works for; {@link #partition()} says which partition it is. There
+ * {@link #term()}, {@link #fencer()}, {@link #token()}, {@link #isLeader()} and {@link #resign()}
+ * concern the partition, while {@link #elector()}, {@link #instanceId()} and {@link #leaderInfo()}
+ * still concern the main election. A {@code @LeaderOnly} call of the main election made inside a
+ * partition run makes the main term the innermost one again for its duration (and a partitioned
+ * call nested in it, its partition's). A context from {@link #election(String)} always answers for
+ * its own election.
  */
 public final class LeadershipContext {
 
@@ -25,18 +36,22 @@ public final class LeadershipContext {
 
     private final String electionId;
 
+    /** Whether it answers for the term of a partition run the thread is doing. */
+    private final boolean followsPartitions;
+
     /**
-     * Creates a context for the main election of the registry.
+     * Creates a context for the main election of the registry (and of partition runs).
      *
      * @param elections the application's elections
      */
     public LeadershipContext(Elections elections) {
-        this(elections, Elections.DEFAULT);
+        this(elections, Elections.DEFAULT, true);
     }
 
-    private LeadershipContext(Elections elections, String electionId) {
+    private LeadershipContext(Elections elections, String electionId, boolean followsPartitions) {
         this.elections = elections;
         this.electionId = electionId;
+        this.followsPartitions = followsPartitions;
     }
 
     /**
@@ -48,16 +63,52 @@ public final class LeadershipContext {
     public LeadershipContext election(String id) {
         String key = Elections.normalize(id);
         elections.get(key);
-        return new LeadershipContext(elections, key);
+        return new LeadershipContext(elections, key, false);
     }
 
-    /** Returns the elector of this context's election. */
+    /**
+     * Returns a partitioned election.
+     *
+     * @param id the partitioned election's id ({@code redlease.partitions.<id>})
+     * @throws UnknownElectionException if there is no such partitioned election
+     */
+    public PartitionedElection partitions(String id) {
+        return elections.partitioned(id);
+    }
+
+    /**
+     * Returns the partition whose term is the innermost one the calling thread works for (a {@code
+     * LeaderOnly(partitions = ...)} run, or work started in it and carried by context propagation),
+     * or empty elsewhere.
+     */
+    public OptionalInt partition() {
+        Term inner = BoundTerms.innermost();
+        return inner == null ? OptionalInt.empty() : elections.partitionOf(inner);
+    }
+
+    /** Returns the innermost bound term when it is a partition's and this context follows them. */
+    private @Nullable Term partitionTerm() {
+        if (!followsPartitions || elections.partitionedAsMap().isEmpty()) {
+            return null;
+        }
+        Term inner = BoundTerms.innermost();
+        return inner != null && elections.partitionOf(inner).isPresent() ? inner : null;
+    }
+
+    /**
+     * Returns the elector of this context's election: the main one also inside a partition run (the
+     * partition's is {@code partitions(id).elector(partition)}).
+     */
     public Elector elector() {
         return elections.get(electionId);
     }
 
     /** Returns the term bound to the calling thread, else the elector's current term. */
     public Optional<Term> term() {
+        Term partition = partitionTerm();
+        if (partition != null) {
+            return Optional.of(partition);
+        }
         Elector elector = elector();
         Term bound = BoundTerms.of(elector);
         return bound != null ? Optional.of(bound) : elector.term();
@@ -70,7 +121,8 @@ public final class LeadershipContext {
      * fenced database transactions.
      */
     public Optional<Term> boundTerm() {
-        return elector().boundTerm();
+        Term partition = partitionTerm();
+        return partition != null ? Optional.of(partition) : elector().boundTerm();
     }
 
     /**
@@ -142,20 +194,36 @@ public final class LeadershipContext {
 
     /**
      * Ends the current term of the election, if this instance leads it; see {@link
-     * Elector#resign()}.
+     * Elector#resign()}. Inside a partition run (where {@link #partition()} is present) it resigns
+     * that partition instead, if the run's term is still the partition's current one: this instance
+     * releases the partition and contends for it again like for any other; the main election is
+     * left alone.
      */
     public void resign() {
-        elector().resign();
+        Term partition = partitionTerm();
+        if (partition == null) {
+            elector().resign();
+            return;
+        }
+        Elector partitionElector = partition.elector();
+        if (partitionElector.term().orElse(null) == partition) {
+            partitionElector.resign();
+        }
     }
 
-    /** Returns this instance's id in the election. */
+    /**
+     * Returns this instance's id in the election; the main election's also inside a partition run
+     * (a partitioned election configured with its own instance id reports it through {@link
+     * PartitionedElection#instanceId()}).
+     */
     public String instanceId() {
         return elector().instanceId();
     }
 
     /**
      * Reads the current leader of the election and what it advertised (its URL, version and
-     * attributes), with one round trip; see {@link Elector#leaderInfo()}.
+     * attributes), with one round trip; see {@link Elector#leaderInfo()}. It reads the main
+     * election's leader also inside a partition run.
      *
      * @return the leader, or empty when no instance holds the lease
      */

@@ -13,6 +13,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.springframework.dao.InvalidDataAccessApiUsageException;
 import org.springframework.dao.QueryTimeoutException;
@@ -67,6 +68,10 @@ final class LeaseProtocol {
 
     private volatile @Nullable String preferenceRank;
 
+    private final String infoKey;
+
+    private volatile Supplier<List<String>> acquireMetadata = List::of;
+
     LeaseProtocol(
             RedisOperations<String, String> redis,
             @Nullable RedisConnectionFactory connectionFactory,
@@ -83,6 +88,7 @@ final class LeaseProtocol {
         this.releaseChannel = releaseChannel(name);
         this.markKey = name + ":fence:applied";
         this.leaseKey = List.of(name + ":leader");
+        this.infoKey = LeaderInfoStore.infoKey(name);
         this.acquireKeys = List.of(name + ":leader", name + ":fence", markKey);
         this.leaseAndMark = List.of(name + ":leader", markKey);
         this.preferringKeys =
@@ -109,15 +115,29 @@ final class LeaseProtocol {
     /** Tries to win a new term: the token won, or the current holder's remaining lease time. */
     CompletableFuture<AcquireReply> acquire() {
         String rank = preferenceRank;
+        List<String> metadata = acquireMetadata.get();
+        List<String> keys = rank != null ? preferringKeys : acquireKeys;
+        List<String> args = new ArrayList<>(3 + metadata.size());
+        args.add(instanceId);
+        args.add(ttlMillis);
         if (rank != null) {
-            return runner.run(
-                            Scripts.ACQUIRE_PREFERRING,
-                            preferringKeys,
-                            List.of(instanceId, ttlMillis, rank))
-                    .thenApply(LeaseProtocol::acquireReply);
+            args.add(rank);
         }
-        return runner.run(Scripts.ACQUIRE, acquireKeys, List.of(instanceId, ttlMillis))
+        if (!metadata.isEmpty()) {
+            keys = new ArrayList<>(keys);
+            keys.add(infoKey);
+            args.addAll(metadata);
+        }
+        return runner.run(rank != null ? Scripts.ACQUIRE_PREFERRING : Scripts.ACQUIRE, keys, args)
                 .thenApply(LeaseProtocol::acquireReply);
+    }
+
+    /**
+     * Sets where a won acquire takes the leader metadata it publishes in the same round trip:
+     * field, value pairs, empty for none.
+     */
+    void acquireMetadata(Supplier<List<String>> metadata) {
+        this.acquireMetadata = metadata;
     }
 
     /**
@@ -235,7 +255,7 @@ final class LeaseProtocol {
      * @return the ledger's fields and values, or null when the term may no longer write
      */
     @Nullable Map<String, String> claimLedger(
-            long token, String ledgerKey, long since, String zone) {
+            long token, String ledgerKey, long since, String zone, String epoch) {
         checkToken(token);
         List<Object> reply =
                 redis.execute(
@@ -246,7 +266,8 @@ final class LeaseProtocol {
                         Long.toString(token),
                         instanceId,
                         Long.toString(since),
-                        zone);
+                        zone,
+                        epoch);
         if (reply == null || reply.isEmpty() || asLong(reply.get(0)) != 1) {
             return null;
         }

@@ -86,11 +86,15 @@ public interface Observer {
     /**
      * Called after each of the engine's round trips to Redis: an acquire (and a replica
      * acknowledgement, as part of acquiring), a renewal or a release, with how long it took; one
-     * the engine stopped waiting for counts as failed, with the time it waited. Delivered in order
-     * with the other callbacks.
+     * the engine stopped waiting for counts as failed, with the time it waited. Each request sent
+     * is reported once: a renewal still in flight at the next renew tick is waited for again, not
+     * sent again, and is reported when its reply comes (with the whole time since its send), or as
+     * failed once its term has ended without it and a renew interval has passed since its send.
+     * Delivered in order with the other callbacks.
      *
      * @param operation the round trip's operation
-     * @param duration from sending the request to the reply, the failure or the bound
+     * @param duration from sending the request to the reply, the failure, the bound or the end of
+     *     the term that gave it up
      * @param succeeded whether a reply came (a refusal, such as a lost lease, is a reply)
      */
     default void onRoundTrip(Operation operation, Duration duration, boolean succeeded) {}

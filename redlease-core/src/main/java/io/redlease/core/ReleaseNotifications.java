@@ -5,6 +5,7 @@ import java.util.IdentityHashMap;
 import java.util.Map;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.springframework.context.Lifecycle;
 import org.springframework.data.redis.connection.MessageListener;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.listener.ChannelTopic;
@@ -83,9 +84,21 @@ final class ReleaseNotifications {
         return () -> notifications.remove(listener, topic);
     }
 
+    /**
+     * Returns whether a connection factory has been stopped or destroyed (an application closing
+     * its context may do that before its electors' subscriptions have finished closing): its client
+     * is shut down, so its subscriptions are gone with it and an unsubscribe could only fail.
+     */
+    static boolean stopped(RedisConnectionFactory factory) {
+        return factory instanceof Lifecycle lifecycle && !lifecycle.isRunning();
+    }
+
     private void remove(MessageListener listener, ChannelTopic topic) {
-        synchronized (changes) {
-            container.removeMessageListener(listener, topic);
+        boolean stopped = stopped(factory);
+        if (!stopped) {
+            synchronized (changes) {
+                container.removeMessageListener(listener, topic);
+            }
         }
         boolean last;
         synchronized (byFactory) {
@@ -94,7 +107,7 @@ final class ReleaseNotifications {
                 byFactory.remove(factory);
             }
         }
-        if (last) {
+        if (last && !stopped) {
             try {
                 container.destroy();
             } catch (Exception ex) {

@@ -17,6 +17,10 @@ import org.springframework.dao.QueryTimeoutException;
  * the failure, or a {@link QueryTimeoutException} when no reply came within its bound. A reply that
  * completed by the time the bound fires wins over the timeout ("photo finish"). Only the latest
  * call is awaited; a reply to an older one is ignored. Confined to the run's loop thread.
+ *
+ * <p>Each request sent is reported to {@link Observer#onRoundTrip} once. A request of {@link #call}
+ * is reported when it is delivered (its reply, failure or bound); one of {@link #send}, which the
+ * loop may wait for over several bounds, when its reply or failure arrives or when it is given up.
  */
 final class RoundTrips {
 
@@ -45,45 +49,108 @@ final class RoundTrips {
             Operation operation,
             String what,
             BiConsumer<@Nullable T, @Nullable Throwable> next) {
-        long id = ++sequence;
         long sentAt = System.nanoTime();
-        awaited = id;
-        CompletableFuture<T> reply;
+        CompletableFuture<T> sent = supply(roundTrip);
+        await(sent, sentAt, timeoutNanos, cancel, operation, what, next);
+        return sent;
+    }
+
+    private static <T> CompletableFuture<T> supply(Supplier<CompletableFuture<T>> roundTrip) {
         try {
-            reply = roundTrip.get();
+            return roundTrip.get();
         } catch (RuntimeException ex) {
-            reply = CompletableFuture.failedFuture(ex);
+            return CompletableFuture.failedFuture(ex);
         }
-        CompletableFuture<T> sent = reply;
-        ScheduledFuture<?> bound =
-                campaign.schedule(
-                        () ->
-                                deliver(
-                                        id,
-                                        sent,
-                                        sentAt,
-                                        timeoutNanos,
-                                        cancel,
-                                        operation,
-                                        what,
-                                        next),
-                        timeoutNanos);
-        sent.whenComplete(
+    }
+
+    private static @Nullable Throwable failureOf(CompletableFuture<?> reply) {
+        try {
+            reply.getNow(null);
+            return null;
+        } catch (CompletionException ex) {
+            return ex.getCause() != null ? ex.getCause() : ex;
+        } catch (CancellationException ex) {
+            return ex;
+        }
+    }
+
+    /**
+     * Sends a request whose reply may be waited for over several bounds (see {@link #await}). Its
+     * round trip is reported once: when its reply or failure arrives, awaited or not, with the time
+     * from its send, or when {@link #giveUp} abandons it first; never at a bound, so a request that
+     * stalls is one failed round trip, not one per bound.
+     */
+    <T> InFlight<T> send(Supplier<CompletableFuture<T>> roundTrip, Operation operation) {
+        long sentAt = System.nanoTime();
+        InFlight<T> call = new InFlight<>(supply(roundTrip), sentAt, operation);
+        call.reply.whenComplete(
+                (value, error) -> campaign.execute(() -> report(call, failureOf(call.reply))));
+        return call;
+    }
+
+    /**
+     * Waits (again) for a request sent by {@link #send} and hands its outcome to {@code next} on
+     * the loop: the reply, the failure, or a {@link QueryTimeoutException} at the bound. The
+     * request is not cancelled at the bound and its round trip is not reported here.
+     */
+    <T> void await(
+            InFlight<T> call,
+            long timeoutNanos,
+            String what,
+            BiConsumer<@Nullable T, @Nullable Throwable> next) {
+        await(call.reply, call, timeoutNanos, false, call.operation, what, next);
+    }
+
+    /** Waits for a reply within the bound; {@code sent} as {@link #deliver} takes it. */
+    private <T> void await(
+            CompletableFuture<T> reply,
+            Object sent,
+            long timeoutNanos,
+            boolean cancel,
+            Operation operation,
+            String what,
+            BiConsumer<@Nullable T, @Nullable Throwable> next) {
+        long id = ++sequence;
+        awaited = id;
+        Runnable delivery =
+                () -> deliver(id, reply, sent, timeoutNanos, cancel, operation, what, next);
+        ScheduledFuture<?> bound = campaign.schedule(delivery, timeoutNanos);
+        reply.whenComplete(
                 (value, error) ->
                         campaign.execute(
                                 () -> {
                                     bound.cancel(false);
-                                    deliver(
-                                            id,
-                                            sent,
-                                            sentAt,
-                                            timeoutNanos,
-                                            cancel,
-                                            operation,
-                                            what,
-                                            next);
+                                    delivery.run();
                                 }));
-        return sent;
+    }
+
+    /**
+     * Stops expecting a request sent by {@link #send}. Unless its outcome was reported already, it
+     * is reported as a failed round trip, lasting from its send, once {@code boundNanos} have
+     * passed since its send without a reply (at once if they have): a request that was merely in
+     * flight when its owner gave up on it still reports its reply.
+     */
+    void giveUp(InFlight<?> call, long boundNanos) {
+        long left = boundNanos - (System.nanoTime() - call.sentAt);
+        Runnable expire =
+                () -> {
+                    if (!call.isDone()) {
+                        report(call, new CancellationException("given up"));
+                    }
+                };
+        if (left <= 0) {
+            expire.run();
+        } else if (!call.reported) {
+            campaign.schedule(expire, left);
+        }
+    }
+
+    private void report(InFlight<?> call, @Nullable Throwable failure) {
+        if (call.reported) {
+            return;
+        }
+        call.reported = true;
+        notifyRoundTrip(call.operation, call.sentAt, failure == null);
     }
 
     /** Stops waiting for the call in flight: its outcome, when it comes, is ignored. */
@@ -91,10 +158,15 @@ final class RoundTrips {
         awaited = 0;
     }
 
+    /**
+     * Hands a call's outcome to {@code next} if the loop still waits for it, after reporting its
+     * round trip: for a call of {@link #call} ({@code sent} is its send time) at once, for one of
+     * {@link #send} ({@code sent} is the {@link InFlight}) only once its reply came.
+     */
     private <T> void deliver(
             long id,
             CompletableFuture<T> reply,
-            long sentAt,
+            Object sent,
             long timeoutNanos,
             boolean cancel,
             Operation operation,
@@ -120,19 +192,47 @@ final class RoundTrips {
                                     + TimeUnit.NANOSECONDS.toMillis(timeoutNanos)
                                     + "ms");
         } else {
-            try {
+            failure = failureOf(reply);
+            if (failure == null) {
                 value = reply.getNow(null);
-            } catch (CompletionException ex) {
-                failure = ex.getCause() != null ? ex.getCause() : ex;
-            } catch (CancellationException ex) {
-                failure = ex;
             }
         }
         campaign.elector.recordRoundTrip(failure);
+        if (sent instanceof InFlight<?> call) {
+            if (reply.isDone()) {
+                report(call, failure);
+            }
+        } else {
+            notifyRoundTrip(operation, (Long) sent, failure == null);
+        }
+        next.accept(failure == null ? value : null, failure);
+    }
+
+    private void notifyRoundTrip(Operation operation, long sentAt, boolean succeeded) {
         Duration took = Duration.ofNanos(System.nanoTime() - sentAt);
-        boolean succeeded = failure == null;
         Observer observer = campaign.elector.observer();
         campaign.notify("onRoundTrip", () -> observer.onRoundTrip(operation, took, succeeded));
-        next.accept(failure == null ? value : null, failure);
+    }
+
+    /** A request sent by {@link #send}, and whether its round trip was reported. */
+    static final class InFlight<T> {
+
+        final CompletableFuture<T> reply;
+
+        final long sentAt;
+
+        final Operation operation;
+
+        boolean reported;
+
+        InFlight(CompletableFuture<T> reply, long sentAt, Operation operation) {
+            this.reply = reply;
+            this.sentAt = sentAt;
+            this.operation = operation;
+        }
+
+        boolean isDone() {
+            return reply.isDone();
+        }
     }
 }

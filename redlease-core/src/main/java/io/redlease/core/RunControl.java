@@ -31,6 +31,9 @@ final class RunControl {
 
     private volatile @Nullable Term current;
 
+    /** What this run's last acquire attempt saw of another holder's lease; reset per run. */
+    private volatile LeaseSighting sighting = LeaseSighting.NONE;
+
     RunControl(Elector elector, ElectorConfig config, Lane lane, ElectorRuntime runtime) {
         this.elector = elector;
         this.config = config;
@@ -135,6 +138,19 @@ final class RunControl {
         redisFailure = failure;
     }
 
+    /** Records what an acquire attempt saw: another holder's lease valid until then, or nothing. */
+    void leaseSeen(boolean seen, long until) {
+        sighting = seen ? new LeaseSighting(true, until) : LeaseSighting.NONE;
+    }
+
+    boolean leaseHeld() {
+        if (current != null) {
+            return true;
+        }
+        LeaseSighting seen = sighting;
+        return running() && seen.seen() && config.clock().getAsLong() - seen.until() < 0;
+    }
+
     void publish(Term term) {
         current = term;
     }
@@ -146,7 +162,9 @@ final class RunControl {
     }
 
     void runEnded(Campaign run) {
-        campaign.compareAndSet(run, null);
+        if (campaign.compareAndSet(run, null)) {
+            sighting = LeaseSighting.NONE;
+        }
     }
 
     private Campaign begin(@Nullable LeaderTask task) {
@@ -156,6 +174,8 @@ final class RunControl {
                     "redlease: Run called concurrently on the same Elector; use one Elector per"
                             + " Run");
         }
+        // A new run has not looked yet: what the last one saw says nothing about the lease now.
+        sighting = LeaseSighting.NONE;
         return run;
     }
 
@@ -179,5 +199,14 @@ final class RunControl {
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /**
+     * Another holder's lease as an acquire attempt saw it, valid until {@code until} (the config
+     * clock): one value, so a reader never pairs one attempt's flag with another's deadline.
+     */
+    private record LeaseSighting(boolean seen, long until) {
+
+        static final LeaseSighting NONE = new LeaseSighting(false, 0);
     }
 }

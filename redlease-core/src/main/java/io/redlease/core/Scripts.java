@@ -25,7 +25,8 @@ final class Scripts {
     @SuppressWarnings("unchecked")
     private static final Class<List<Object>> LIST = (Class<List<Object>>) (Class<?>) List.class;
 
-    static final RedisScript<List<Object>> ACQUIRE = RedisScript.of(load("acquire.lua"), LIST);
+    static final RedisScript<List<Object>> ACQUIRE =
+            RedisScript.of(fixed(3, 2) + load("acquire.lua"), LIST);
 
     static final RedisScript<Long> RENEW = RedisScript.of(load("renew.lua"), Long.class);
 
@@ -53,7 +54,8 @@ final class Scripts {
             RedisScript.of(load("leader-info-read.lua"), LIST);
 
     static final RedisScript<List<Object>> ACQUIRE_PREFERRING =
-            RedisScript.of(load("acquire-preferring.lua") + load("acquire.lua"), LIST);
+            RedisScript.of(
+                    fixed(4, 3) + load("acquire-preferring.lua") + load("acquire.lua"), LIST);
 
     static final RedisScript<String> CANDIDATE_HEARTBEAT =
             RedisScript.of(load("candidate-heartbeat.lua"), String.class);
@@ -84,6 +86,11 @@ final class Scripts {
      */
     private static RedisScript<Long> inline(String write) {
         return RedisScript.of(INLINE_FENCE_TEMPLATE.replace(WRITE_PLACEHOLDER, write), Long.class);
+    }
+
+    /** Declares how many keys and arguments an acquire takes before the optional metadata. */
+    private static String fixed(int keys, int args) {
+        return "local FIXED_KEYS, FIXED_ARGS = " + keys + ", " + args + "\n";
     }
 
     private static String load(String name) {

@@ -8,9 +8,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A once-per-slot job's ledger in Redis: the latest slot that completed, when it completed, for a
- * fixed rate the start the slots count from, and where the job's slots begin. It lives in the hash
- * {@code <name>:slots:<job>}, beside the election's keys (so it shares their hash tag on Redis
- * Cluster).
+ * fixed rate the start the slots count from (recorded by the first claim), and where the job's
+ * slots begin. It lives in the hash {@code <name>:slots:<job>}, beside the election's keys (so it
+ * shares their hash tag on Redis Cluster).
  *
  * <p>Only a term that is current (its token not below the election's fence mark) and whose lease
  * Redis still holds for this instance can write it: a term {@linkplain #claim claims} the job
@@ -67,13 +67,27 @@ public final class SlotLedger {
      *     holds the term's lease for this instance
      */
     public Optional<State> claim(Term term, Instant since, @Nullable ZoneId zone) {
+        return claim(term, since, zone, null);
+    }
+
+    /**
+     * Claims the job like {@link #claim(Term, Instant, ZoneId)}, for a fixed rate recording the
+     * start its slots count from if the ledger holds none: a successor counts the slots from the
+     * same start even when no slot was ever marked.
+     *
+     * @param epoch the start of a fixed rate's slots, kept only if none is set yet; null for other
+     *     triggers
+     */
+    public Optional<State> claim(
+            Term term, Instant since, @Nullable ZoneId zone, @Nullable Instant epoch) {
         Map<String, String> fields =
                 elector.protocol()
                         .claimLedger(
                                 tokenOf(term),
                                 key,
                                 since.toEpochMilli(),
-                                zone == null ? "" : zone.getId());
+                                zone == null ? "" : zone.getId(),
+                                epoch == null ? "" : Long.toString(epoch.toEpochMilli()));
         return fields == null ? Optional.empty() : Optional.of(State.of(fields));
     }
 

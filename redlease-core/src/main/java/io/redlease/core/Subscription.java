@@ -48,6 +48,9 @@ final class Subscription {
 
     private @Nullable Void subscribe(RedisConnectionFactory factory, ElectorConfig config) {
         AutoCloseable subscribed;
+        if (ReleaseNotifications.stopped(factory)) {
+            return null;
+        }
         try {
             subscribed =
                     ReleaseNotifications.subscribe(
@@ -56,6 +59,9 @@ final class Subscription {
                             config.instanceId(),
                             campaign::wake);
         } catch (RuntimeException ex) {
+            if (ReleaseNotifications.stopped(factory)) {
+                return null; // the application is shutting its Redis client down
+            }
             // Followers still poll; the failure shows as slower hand-offs only.
             Campaign.logger.warn(
                     "redlease: cannot subscribe to release notifications of '"

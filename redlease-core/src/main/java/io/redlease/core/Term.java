@@ -158,8 +158,9 @@ public final class Term {
      * {@code @LeaderOnly} does around a method.
      *
      * <p>A call made where this term is already bound to the thread (from the leader task, or from
-     * another call in this term) runs inside the outer one: it neither binds nor unbinds the
-     * thread, and stopping waits for the outermost call only.
+     * another call in this term) runs inside the outer one: it registers no interrupt of its own,
+     * and stopping waits for the outermost call only. It is the innermost term again during the
+     * call, even when work of another election's term was bound in between.
      *
      * @param work the work; its {@code toString()} names it in the WARN of a forced stop
      * @param interruptOnEnd whether to interrupt the thread if the term ends during the call; the
@@ -171,7 +172,7 @@ public final class Term {
      */
     public <T> T execute(Callable<T> work, boolean interruptOnEnd) throws Exception {
         if (BoundTerms.isBound(this)) {
-            return work.call();
+            return BoundTerms.reenter(this, work);
         }
         CallGate.Entry entry = gate.enter(String.valueOf(work));
         if (entry == null) {

@@ -93,7 +93,7 @@ final class TermWork {
     static <T, S extends CompletionStage<T>> @Nullable S async(
             Term term, CallGate gate, Callable<S> work, boolean cancelOnEnd) throws Exception {
         if (BoundTerms.isBound(term)) {
-            return work.call();
+            return BoundTerms.reenter(term, work);
         }
         CallGate.Entry entry = gate.enter(String.valueOf(work));
         if (entry == null) {

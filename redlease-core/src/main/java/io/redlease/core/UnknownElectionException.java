@@ -12,7 +12,11 @@ public class UnknownElectionException extends IllegalArgumentException {
     private final Set<String> knownIds;
 
     UnknownElectionException(String electionId, Set<String> knownIds) {
-        super("redlease: no election '" + electionId + "' is configured; known: " + knownIds);
+        this("election", electionId, knownIds);
+    }
+
+    UnknownElectionException(String kind, String electionId, Set<String> knownIds) {
+        super("redlease: no " + kind + " '" + electionId + "' is configured; known: " + knownIds);
         this.electionId = electionId;
         this.knownIds = Set.copyOf(knownIds);
     }

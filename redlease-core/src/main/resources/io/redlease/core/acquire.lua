@@ -2,6 +2,10 @@
 -- KEYS[1] lease key (<name>:leader), KEYS[2] token counter (<name>:fence),
 -- KEYS[3] high-water mark (<name>:fence:applied).
 -- ARGV[1] instance id, ARGV[2] lease time to live in milliseconds.
+-- Optionally, KEYS[FIXED_KEYS + 1] leader metadata (<name>:leader:info) and ARGV[FIXED_ARGS + 1..]
+-- its field, value pairs: a won term publishes them in the same round trip, so the metadata is
+-- visible as soon as the lease is. FIXED_KEYS and FIXED_ARGS (3 and 2 here) are declared in front
+-- of this text by the loader (Scripts.java).
 -- Reply: {token, 0} when this instance starts a new term (token >= 1), or
 -- {0, pttl} when another instance holds the lease for pttl more milliseconds.
 
@@ -25,6 +29,15 @@ local function new_term()
     -- Electing a term fences out every older token at once; the stored text is copied
     -- verbatim so no number formatting is involved.
     redis.call('SET', KEYS[3], redis.call('GET', KEYS[2]))
+    local info = KEYS[FIXED_KEYS + 1]
+    if info then
+        redis.call('DEL', info)
+        redis.call('HSET', info, 'instance', ARGV[1], 'token', redis.call('GET', KEYS[2]))
+        for i = FIXED_ARGS + 1, #ARGV - 1, 2 do
+            redis.call('HSET', info, ARGV[i], ARGV[i + 1])
+        end
+        redis.call('PEXPIRE', info, ARGV[2])
+    end
     return token
 end
 

@@ -5,7 +5,10 @@
 -- ARGV[1] the term's token, ARGV[2] this instance's id, ARGV[3] when the job starts to be tracked
 -- (epoch milliseconds), kept by a claim of a job that has never completed a slot: slots up to it
 -- are not the job's, slots after it that never complete are missed; ARGV[4] the time zone the
--- job's cron slots depend on, kept by the first claim that names one, or empty.
+-- job's cron slots depend on, kept by the first claim that names one, or empty; ARGV[5] the start
+-- a fixed rate's slots count from (epoch milliseconds), kept by the first claim that names one,
+-- or empty: a run cut short before the first mark leaves the rate's phase for the successor
+-- (ledgers written before claims kept it get it from this claim, or else from the first mark).
 -- Reply: {1, field, value, ...} when claimed; {0} when a newer term exists; {-1} when the lease
 -- is no longer this instance's.
 
@@ -29,6 +32,9 @@ if redis.call('HEXISTS', KEYS[3], 'slot') == 0 then
 end
 if ARGV[4] ~= '' then
     redis.call('HSETNX', KEYS[3], 'zone', ARGV[4])
+end
+if ARGV[5] and ARGV[5] ~= '' then
+    redis.call('HSETNX', KEYS[3], 'epoch', ARGV[5])
 end
 local reply = redis.call('HGETALL', KEYS[3])
 table.insert(reply, 1, 1)

@@ -1,5 +1,6 @@
 -- Marks a once-per-slot job's slot complete: only for a current term that still holds the lease,
--- and only if the slot is newer than the completed one. Sets the start of a fixed rate once.
+-- and only if the slot is newer than the completed one. Sets the start of a fixed rate if the
+-- ledger has none yet (a claim records it first; this covers ledgers claimed before it did).
 -- KEYS[1] high-water mark (<name>:fence:applied), KEYS[2] lease key (<name>:leader),
 -- KEYS[3] the job's ledger (<name>:slots:<job>).
 -- ARGV[1] the term's token, ARGV[2] this instance's id, ARGV[3] the slot, ARGV[4] when its run

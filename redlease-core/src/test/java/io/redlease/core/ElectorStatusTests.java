@@ -8,6 +8,7 @@ import io.redlease.core.Observer.Operation;
 import io.redlease.test.Dedicated;
 import io.redlease.test.RedisExtension;
 import io.redlease.test.RedisServer;
+import io.redlease.test.TcpProxy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -73,6 +74,49 @@ class ElectorStatusTests {
         assertThat(holder.remaining()).isPositive().isLessThanOrEqualTo(Duration.ofSeconds(1));
         redis.opsForValue().set(name + ":leader", "forever");
         assertThat(observer.holder().orElseThrow().remaining()).isNull();
+    }
+
+    @Test
+    void leaseHeldIsSeenByLeaderAndFollowersIncludingALeaseTheyDidNotWrite(RedisServer server) {
+        StringRedisTemplate redis = templates.on(server);
+        // A holder that exports nothing, such as a Go instance, holds the lease for a while.
+        redis.opsForValue().set(name + ":leader", "go", Duration.ofMillis(1500));
+        Recorder recorder = new Recorder();
+        Elector follower = elector(redis, config("follower", recorder));
+        assertThat(follower.leaseHeld()).isFalse();
+        follower.start();
+        recorder.await("follower", 1);
+        assertThat(follower.leaseHeld()).isTrue();
+        assertThat(follower.isLeader()).isFalse();
+        // The foreign lease lapses: the follower wins, and as leader it sees its own lease.
+        recorder.await("elected", 1);
+        assertThat(follower.leaseHeld()).isTrue();
+        follower.stop();
+        assertThat(follower.leaseHeld()).isFalse();
+    }
+
+    @Test
+    void leaseHeldTurnsFalseWhenAFollowersLookFails(RedisServer server) {
+        TcpProxy proxy = TcpProxy.start(server);
+        try {
+            Recorder leaderEvents = new Recorder();
+            elector(templates.on(server), config("leader", leaderEvents)).start();
+            leaderEvents.await("elected", 1);
+            Recorder recorder = new Recorder();
+            Elector follower =
+                    elector(
+                            templates.on(proxy.host(), proxy.port(), null, Duration.ofMillis(200)),
+                            config("follower", recorder));
+            follower.start();
+            recorder.await("follower", 1);
+            assertThat(follower.leaseHeld()).isTrue();
+            proxy.drop();
+            proxy.cut();
+            await().atMost(Duration.ofSeconds(10)).until(() -> !follower.leaseHeld());
+            assertThat(follower.redisFailure()).isPresent();
+        } finally {
+            proxy.close();
+        }
     }
 
     @Test

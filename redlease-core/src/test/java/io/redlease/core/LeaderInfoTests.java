@@ -6,12 +6,17 @@ import static org.awaitility.Awaitility.await;
 
 import io.redlease.test.RedisExtension;
 import io.redlease.test.RedisServer;
+import io.redlease.test.TcpProxy;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -100,6 +105,95 @@ class LeaderInfoTests {
         System.out.printf(
                 "leader discovery: metadata readable %.1f ms after start%n",
                 (System.nanoTime() - started) / 1e6);
+    }
+
+    @Test
+    void theWinningAcquirePublishesTheMetadataWhileTheLeadersCallbacksAreHeldUp() {
+        // The leader's callback lane runs nothing until released: no observer publishes for it.
+        CountDownLatch lane = new CountDownLatch(1);
+        ExecutorService callbacks = Executors.newSingleThreadExecutor();
+        Elector leader =
+                new Elector(
+                        redis,
+                        ElectorConfig.builder(name)
+                                .ttl(Duration.ofMillis(600))
+                                .renewInterval(Duration.ofMillis(100))
+                                .instanceId("leader")
+                                .callbackExecutor(
+                                        task ->
+                                                callbacks.execute(
+                                                        () -> {
+                                                            awaitQuietly(lane);
+                                                            task.run();
+                                                        }))
+                                .build());
+        electors.add(leader);
+        leader.advertise(metadata("leader"));
+        Elector follower = elector("follower");
+        leader.start();
+        await().until(leader::isLeader);
+        LeaderInfo info = follower.leaderInfo().orElseThrow();
+        assertThat(info.instanceId()).isEqualTo("leader");
+        assertThat(info.url()).contains("http://leader.example:8080");
+        assertThat(info.token()).isEqualTo(leader.token().orElseThrow());
+        lane.countDown();
+        callbacks.shutdown();
+    }
+
+    private static void awaitQuietly(CountDownLatch latch) {
+        try {
+            latch.await();
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Test
+    void followersReadTheNewLeadersUrlAsSoonAsItHoldsTheLeaseAfterAHandOffAndACrash(
+            RedisServer server) {
+        Map<String, TcpProxy> proxies = new LinkedHashMap<>();
+        Map<String, Elector> all = new LinkedHashMap<>();
+        for (String id : List.of("a", "b", "c")) {
+            TcpProxy proxy = TcpProxy.start(server);
+            proxies.put(id, proxy);
+            Elector elector =
+                    new Elector(
+                            templates.on(proxy.host(), proxy.port(), null, Duration.ofSeconds(2)),
+                            ElectorConfig.builder(name)
+                                    .ttl(Duration.ofMillis(600))
+                                    .renewInterval(Duration.ofMillis(100))
+                                    .acquireInterval(Duration.ofMillis(100))
+                                    .instanceId(id)
+                                    .build());
+            electors.add(elector);
+            elector.advertise(LeaderMetadata.url("http://" + id + ":8080"));
+            all.put(id, elector);
+        }
+        Elector reader = elector("reader");
+        try {
+            all.values().forEach(Elector::start);
+            String first = awaitHolderOtherThan(reader, "");
+            // A hand-off, then a crash (the leader's Redis link goes silent and its lease lapses):
+            // the first read that names the new holder already carries its URL.
+            all.get(first).close();
+            String second = awaitHolderOtherThan(reader, first);
+            proxies.get(second).blackhole();
+            awaitHolderOtherThan(reader, second);
+        } finally {
+            proxies.values().forEach(TcpProxy::close);
+        }
+    }
+
+    /** Polls until a read names a holder other than {@code previous}; that read has its URL. */
+    private static String awaitHolderOtherThan(Elector reader, String previous) {
+        LeaderInfo info =
+                await().atMost(Duration.ofSeconds(10))
+                        .pollInterval(Duration.ofMillis(1))
+                        .until(
+                                () -> reader.leaderInfo().orElse(null),
+                                read -> read != null && !read.instanceId().equals(previous));
+        assertThat(info.url()).contains("http://" + info.instanceId() + ":8080");
+        return info.instanceId();
     }
 
     @Test

@@ -230,6 +230,21 @@ class PreferenceTests {
     }
 
     @Test
+    void aLeftoverLeaseOfItsOwnIdHeldBackForAHigherCandidateCountsAsHeld() {
+        // A lease left by an earlier run with this instance's id (a lost release, a restart with a
+        // fixed id) while a higher, ready candidate is live: the gate holds the instance back,
+        // and the lease is still held until it lapses.
+        ghost(Duration.ofMinutes(1));
+        redis.opsForValue().set(name + ":leader", "low", Duration.ofMinutes(1));
+        Candidate low = candidate("low", Preference.priority(0), new AtomicBoolean(true));
+        low.elector().start();
+        low.recorder().await("follower", 1);
+        assertThat(low.elector().isLeader()).isFalse();
+        assertThat(low.elector().leaseHeld()).isTrue();
+        assertThat(low.terms()).isZero();
+    }
+
+    @Test
     void anInstanceWithoutPreferenceIgnoresTheCandidatesLikeTheGoLibrary() {
         ghost(Duration.ofMinutes(1));
         Candidate plain = candidate("plain", null, new AtomicBoolean(true));

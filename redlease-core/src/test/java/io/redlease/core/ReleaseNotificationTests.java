@@ -2,6 +2,10 @@ package io.redlease.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import io.redlease.test.RedisExtension;
 import io.redlease.test.RedisServer;
 import java.time.Duration;
@@ -12,6 +16,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.slf4j.LoggerFactory;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
@@ -214,5 +220,29 @@ class ReleaseNotificationTests {
         leaderWithFollower(leader, new Recorder(), true);
         electors.forEach(Elector::close);
         org.awaitility.Awaitility.await().until(() -> subscribers() == 0);
+    }
+
+    @Test
+    void closingASubscriptionAfterTheConnectionFactoryWasDestroyedLogsNothing() throws Exception {
+        LettuceConnectionFactory factory =
+                (LettuceConnectionFactory) templates.on(server).getConnectionFactory();
+        String channel = LeaseProtocol.releaseChannel(name);
+        AutoCloseable subscription =
+                ReleaseNotifications.subscribe(factory, channel, "a", () -> {});
+        org.awaitility.Awaitility.await().until(() -> subscribers(channel) == 1);
+        factory.destroy();
+        Logger root = (Logger) LoggerFactory.getLogger(Logger.ROOT_LOGGER_NAME);
+        ListAppender<ILoggingEvent> logged = new ListAppender<>();
+        logged.start();
+        root.addAppender(logged);
+        try {
+            subscription.close();
+        } finally {
+            root.detachAppender(logged);
+        }
+        assertThat(logged.list)
+                .filteredOn(event -> event.getLevel().isGreaterOrEqual(Level.WARN))
+                .isEmpty();
+        assertThat(ReleaseNotifications.stopped(factory)).isTrue();
     }
 }

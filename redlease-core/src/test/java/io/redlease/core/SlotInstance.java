@@ -64,6 +64,11 @@ final class SlotInstance implements AutoCloseable {
                                             @Override
                                             public void onElected(long token) {
                                                 electedAt = System.currentTimeMillis();
+                                                if (!context.isActive()) {
+                                                    // Elected before the jobs were scheduled: they
+                                                    // catch up when Spring schedules them.
+                                                    return;
+                                                }
                                                 jobs().observer(Elections.DEFAULT).onElected(token);
                                             }
                                         })

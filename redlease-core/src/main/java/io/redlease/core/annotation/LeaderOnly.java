@@ -46,6 +46,24 @@ public @interface LeaderOnly {
     /** The election id; empty for the main election. */
     String value() default "";
 
+    /**
+     * The id of a partitioned election ({@code redlease.partitions.<id>}); empty for none. With an
+     * id, each call runs the method once per partition this instance owns when the call is made,
+     * one after another on the calling thread, in ascending partition order; each run has that
+     * partition's term bound, so {@link io.redlease.core.LeadershipContext#fencer()} and {@code
+     * token()} are the partition's and {@link io.redlease.core.LeadershipContext#partition()} names
+     * it. A partition whose term ends before its turn is skipped; a run whose term ends during it
+     * is interrupted (unless {@link #interruptOnStepDown()} is false). When it owns none, the call
+     * is skipped or rejected as {@link #whenNotLeader()} says. Called within a run of the same
+     * partitioned election, the method runs once, in that run's partition. With {@link
+     * #oncePerSlot()}, a {@code @Scheduled} method is one once-per-slot job per partition: each
+     * partition's slots run on its holder inside that partition's term, marked in a ledger of the
+     * partition's own, with {@link #missedSlots()} applied per partition (a partition's new holder
+     * catches up what it missed). Refused when the bean is created: together with {@link #value()},
+     * on a type, on a method that does not return {@code void}, and an unknown id.
+     */
+    String partitions() default "";
+
     /** What happens to a call made while this instance does not lead. */
     WhenNotLeader whenNotLeader() default WhenNotLeader.SKIP;
 
@@ -57,9 +75,12 @@ public @interface LeaderOnly {
      * slot of its trigger that {@link #missedSlots()} does not drop completes at least once, and
      * never runs again after it was marked complete. A run marks its slot in Redis only if it
      * completed on the scheduler's thread while its term was active and its lease still held. The
-     * running code reads its slot from {@link io.redlease.core.LeadershipContext#slot()}. Refused
-     * when the bean is created: {@code @Async}, a method returning a future or a reactive type, and
-     * more than one {@code @Scheduled} trigger.
+     * running code reads its slot from {@link io.redlease.core.LeadershipContext#slot()}. A method
+     * returning a {@code Mono} or a {@code Flux} completes when its publisher does. A run repeated
+     * after its term ended before the mark redoes the method's effects: key them by the slot.
+     * Refused when the bean is created: {@code @Async}, a method returning a {@code Future} or a
+     * {@code CompletionStage}, a Kotlin {@code suspend} function, and more than one
+     * {@code @Scheduled} trigger.
      */
     boolean oncePerSlot() default false;
 

@@ -6,22 +6,33 @@ import io.redlease.core.scheduling.SlotJobs;
 import java.lang.reflect.Method;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
+import org.springframework.aop.Advisor;
 import org.springframework.aop.Pointcut;
+import org.springframework.aop.framework.Advised;
 import org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvisingPostProcessor;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.aop.support.ComposablePointcut;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
+import org.springframework.aop.support.StaticMethodMatcherPointcut;
 import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
 import org.springframework.beans.factory.BeanCreationException;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.HierarchicalBeanFactory;
+import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.beans.factory.config.EmbeddedValueResolver;
 import org.springframework.beans.factory.config.SingletonBeanRegistry;
+import org.springframework.beans.factory.support.AbstractBeanFactory;
 import org.springframework.core.Ordered;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.scheduling.annotation.Scheduled;
+import org.springframework.scheduling.annotation.ScheduledAnnotationBeanPostProcessor;
 import org.springframework.util.ReflectionUtils;
 import org.springframework.util.function.SingletonSupplier;
 
@@ -43,18 +54,28 @@ import org.springframework.util.function.SingletonSupplier;
  * #SLOT_JOBS_BEAN_NAME}.
  */
 public class LeaderOnlyAnnotationBeanPostProcessor
-        extends AbstractBeanFactoryAwareAdvisingPostProcessor {
+        extends AbstractBeanFactoryAwareAdvisingPostProcessor
+        implements SmartInitializingSingleton {
 
     /** The name under which the application's {@link SlotJobs} are registered. */
     public static final String SLOT_JOBS_BEAN_NAME = "redleaseSlotJobs";
 
     private static final long serialVersionUID = 1L;
 
+    private static final Log logger =
+            LogFactory.getLog(LeaderOnlyAnnotationBeanPostProcessor.class);
+
     private transient @Nullable Supplier<Elections> elections;
 
     private transient @Nullable SlotJobs slotJobs;
 
     private transient @Nullable BeanFactory factory;
+
+    /** The singleton beans with partitioned methods, by name, with their classes. */
+    private final transient Map<String, Class<?>> partitionedBeans = new ConcurrentHashMap<>();
+
+    /** The partition run guard on each bean's proxy, by bean name. */
+    private final transient Map<String, Advisor> partitionGuards = new ConcurrentHashMap<>();
 
     /** Creates the post-processor. */
     public LeaderOnlyAnnotationBeanPostProcessor() {
@@ -105,16 +126,75 @@ public class LeaderOnlyAnnotationBeanPostProcessor
         if (!isEligible(type)) {
             return super.postProcessAfterInitialization(bean, beanName);
         }
-        Map<Method, SlotJobs.Definition> jobs = validate(type, beanName);
+        Map<Method, SlotJobs.Definition> jobs = new LinkedHashMap<>();
+        boolean partitioned = validate(type, beanName, jobs);
         Object proxy = super.postProcessAfterInitialization(bean, beanName);
+        if (partitioned && isSingleton(beanName)) {
+            partitionedBeans.put(beanName, type);
+        }
+        if (partitioned && proxy instanceof Advised advised) {
+            // Innermost: the method itself runs only inside its partition's term.
+            Advisor guard = new DefaultPointcutAdvisor(PARTITIONED, partitionRunGuard());
+            advised.addAdvisor(guard);
+            partitionGuards.put(beanName, guard);
+        }
         jobs.forEach((method, definition) -> slotJobs().register(definition, proxy, method));
         return proxy;
     }
 
-    private Map<Method, SlotJobs.Definition> validate(Class<?> type, String beanName) {
+    /**
+     * Moves each partition run guard innermost, past advice that post-processors after this one
+     * added to the end of the bean's advice, and refuses partitioned methods that asynchronous
+     * advice applied after this post-processor's (the proxies are complete once every singleton
+     * exists).
+     */
+    @Override
+    public void afterSingletonsInstantiated() {
+        if (!(factory instanceof SingletonBeanRegistry registry)) {
+            return;
+        }
+        partitionedBeans.forEach(
+                (beanName, type) -> {
+                    Object bean = registry.getSingleton(beanName);
+                    if (bean != null) {
+                        Advisor guard = partitionGuards.get(beanName);
+                        if (guard != null
+                                && bean instanceof Advised advised
+                                && advised.removeAdvisor(guard)) {
+                            advised.addAdvisor(guard);
+                        }
+                        LeaderOnlyRules.checkNotAsync(bean, type, beanName);
+                    }
+                });
+    }
+
+    /** Matches the methods that run once per owned partition. */
+    private static final Pointcut PARTITIONED =
+            new StaticMethodMatcherPointcut() {
+                @Override
+                public boolean matches(Method method, Class<?> targetClass) {
+                    LeaderOnly leaderOnly = LeaderOnlyInterceptor.find(method, targetClass);
+                    return leaderOnly != null && !leaderOnly.partitions().isEmpty();
+                }
+            };
+
+    private PartitionRunGuard partitionRunGuard() {
+        Supplier<Elections> lookup = elections;
+        if (lookup == null) {
+            throw new IllegalStateException("redlease: the post-processor has no bean factory yet");
+        }
+        return new PartitionRunGuard(lookup);
+    }
+
+    /**
+     * Checks the bean's annotated methods, puts its once-per-slot jobs in {@code jobs}, and returns
+     * whether it has a method that runs once per owned partition.
+     */
+    private boolean validate(
+            Class<?> type, String beanName, Map<Method, SlotJobs.Definition> jobs) {
         LeaderOnlyRules.checkType(type, beanName);
         boolean singleton = isSingleton(beanName);
-        Map<Method, SlotJobs.Definition> jobs = new LinkedHashMap<>();
+        boolean partitioned = false;
         // Each method once, as the class finally declares it (an override replaces its original).
         for (Method method :
                 ReflectionUtils.getUniqueDeclaredMethods(
@@ -127,10 +207,24 @@ public class LeaderOnlyAnnotationBeanPostProcessor
             if (!LeaderOnlyRules.isAdvisable(method)) {
                 continue; // a method of a @LeaderOnly type that no proxy calls
             }
-            LeaderOnlyRules.check(method, leaderOnly, beanName);
+            LeaderOnlyRules.check(method, type, leaderOnly, beanName);
             checkElection(method, leaderOnly, beanName);
+            partitioned |= !leaderOnly.partitions().isEmpty();
             SlotJobs.Definition job =
                     LeaderOnlyRules.slotJob(method, type, leaderOnly, beanName, this::resolve);
+            if (job == null
+                    && AnnotatedElementUtils.hasAnnotation(method, Scheduled.class)
+                    && !schedulesAnnotatedMethods()) {
+                logger.warn(
+                        "redlease: @LeaderOnly method "
+                                + method.toGenericString()
+                                + " of bean '"
+                                + beanName
+                                + "' is @Scheduled, but nothing in this context schedules"
+                                + " @Scheduled methods (no @EnableScheduling): while this instance"
+                                + " leads (or owns partitions) it runs only when called; add"
+                                + " @EnableScheduling, or keep this instance out of the election");
+            }
             if (job != null) {
                 if (!singleton) {
                     throw LeaderOnlyRules.invalid(
@@ -139,10 +233,34 @@ public class LeaderOnlyAnnotationBeanPostProcessor
                             "sets oncePerSlot = true on a bean that is not a singleton: every"
                                     + " instance would run every slot; make the bean a singleton");
                 }
+                if (!job.disabled() && !schedulesAnnotatedMethods()) {
+                    throw LeaderOnlyRules.invalid(
+                            beanName,
+                            method,
+                            "sets oncePerSlot = true, but nothing in this context schedules"
+                                    + " @Scheduled methods (no @EnableScheduling), so its slots"
+                                    + " would never run while this instance leads (or owns"
+                                    + " partitions); add"
+                                    + " @EnableScheduling, or, where scheduling is off on purpose,"
+                                    + " leave the job's bean out of this context too (or set"
+                                    + " redlease.enabled=false so that this instance does not"
+                                    + " contend)");
+                }
                 jobs.put(method, job);
             }
         }
-        return jobs;
+        return partitioned;
+    }
+
+    /**
+     * Returns whether Spring's {@code @Scheduled} processing applies to this context's beans: its
+     * post-processor is registered in this bean factory ({@code @EnableScheduling}). Unknown
+     * factories are given the benefit of the doubt.
+     */
+    private boolean schedulesAnnotatedMethods() {
+        return !(factory instanceof AbstractBeanFactory beans)
+                || beans.getBeanPostProcessors().stream()
+                        .anyMatch(ScheduledAnnotationBeanPostProcessor.class::isInstance);
     }
 
     private boolean isSingleton(String beanName) {
@@ -164,7 +282,23 @@ public class LeaderOnlyAnnotationBeanPostProcessor
 
     private void checkElection(Method method, LeaderOnly leaderOnly, String beanName) {
         Supplier<Elections> lookup = elections;
-        if (lookup != null) {
+        if (lookup != null && !leaderOnly.partitions().isEmpty()) {
+            try {
+                lookup.get().partitioned(leaderOnly.partitions());
+            } catch (UnknownElectionException ex) {
+                throw new BeanCreationException(
+                        beanName,
+                        "redlease: @LeaderOnly(partitions = \""
+                                + leaderOnly.partitions()
+                                + "\") on "
+                                + method.toGenericString()
+                                + " names a partitioned election that is not configured; set"
+                                + " redlease.partitions."
+                                + leaderOnly.partitions()
+                                + ".count, or fix the id",
+                        ex);
+            }
+        } else if (lookup != null) {
             try {
                 lookup.get().get(leaderOnly.value());
             } catch (UnknownElectionException ex) {

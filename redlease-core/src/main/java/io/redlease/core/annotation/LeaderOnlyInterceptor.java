@@ -18,6 +18,7 @@ import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
+import org.springframework.aop.ProxyMethodInvocation;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.core.MethodClassKey;
 import org.springframework.core.ReactiveAdapter;
@@ -71,6 +72,17 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
             return invocation.proceed();
         }
         LeaderOnly leaderOnly = plan.leaderOnly();
+        if (!leaderOnly.partitions().isEmpty()) {
+            if (PartitionRunGuard.verify(invocation, method, targetClass, leaderOnly)
+                    && invocation instanceof ProxyMethodInvocation proxied) {
+                // The partition check moved innermost: call through the proxy's new chain.
+                return AopUtils.invokeJoinpointUsingReflection(
+                        proxied.getProxy(), method, invocation.getArguments());
+            }
+            Elections all = elections.get();
+            return PartitionedLeaderOnly.invoke(
+                    invocation, leaderOnly, all.partitioned(leaderOnly.partitions()), all);
+        }
         Elector elector = elections.get().get(leaderOnly.value());
         if (plan.reactive() != null) {
             Object publisher =

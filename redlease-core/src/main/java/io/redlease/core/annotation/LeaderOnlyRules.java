@@ -11,6 +11,10 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Future;
 import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
+import org.springframework.aop.Advisor;
+import org.springframework.aop.PointcutAdvisor;
+import org.springframework.aop.framework.Advised;
+import org.springframework.aop.interceptor.AsyncExecutionInterceptor;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.BeanCreationException;
 import org.springframework.core.KotlinDetector;
@@ -66,8 +70,11 @@ final class LeaderOnlyRules {
     }
 
     /** Checks what applies to every {@code @LeaderOnly} method. */
-    static void check(Method method, LeaderOnly leaderOnly, String beanName) {
+    static void check(Method method, Class<?> type, LeaderOnly leaderOnly, String beanName) {
         Class<?> returnType = method.getReturnType();
+        if (!leaderOnly.partitions().isEmpty()) {
+            checkPartitioned(method, type, leaderOnly, beanName);
+        }
         if (leaderOnly.whenNotLeader() == WhenNotLeader.SKIP
                 && returnType.isPrimitive()
                 && returnType != void.class) {
@@ -88,6 +95,96 @@ final class LeaderOnlyRules {
                     "sets missedSlots or maxCatchUp without oncePerSlot = true; they apply only"
                             + " to once-per-slot jobs");
         }
+    }
+
+    /** Checks a method that runs once per owned partition ({@code partitions} set). */
+    private static void checkPartitioned(
+            Method method, Class<?> type, LeaderOnly leaderOnly, String beanName) {
+        if (!leaderOnly.value().isEmpty()) {
+            throw invalid(
+                    beanName,
+                    method,
+                    "sets both value = \""
+                            + leaderOnly.value()
+                            + "\" and partitions = \""
+                            + leaderOnly.partitions()
+                            + "\"; a method runs in one election or once per owned partition of"
+                            + " one partitioned election; keep one of them");
+        }
+        if (method.getReturnType() != void.class) {
+            throw invalid(
+                    beanName,
+                    method,
+                    "sets partitions = \""
+                            + leaderOnly.partitions()
+                            + "\" and returns "
+                            + method.getReturnType().getName()
+                            + ", but it runs once per owned partition and one call has no single"
+                            + " result (a publisher or future would also outlive its partition's"
+                            + " check); return void");
+        }
+        if (AnnotatedElementUtils.hasAnnotation(method, Async.class)
+                || AnnotatedElementUtils.hasAnnotation(type, Async.class)
+                || AnnotatedElementUtils.hasAnnotation(method.getDeclaringClass(), Async.class)) {
+            throw invalid(
+                    beanName,
+                    method,
+                    "sets partitions = \""
+                            + leaderOnly.partitions()
+                            + "\" and is @Async: each partition's run would be handed to another"
+                            + " thread and outlive its partition's check and term; remove @Async"
+                            + " (the scheduler already runs the method on its own thread) or"
+                            + " start the asynchronous work from the run");
+        }
+    }
+
+    /**
+     * Refuses a partitioned method that asynchronous advice on the bean's proxy applies to,
+     * whatever annotation selects it ({@code EnableAsync(annotation = ...)}): like {@code Async},
+     * it would hand each call to another thread.
+     */
+    static void checkNotAsync(Object bean, Class<?> type, String beanName) {
+        if (!(bean instanceof Advised advised)) {
+            return;
+        }
+        for (Method method :
+                ReflectionUtils.getUniqueDeclaredMethods(
+                        type, ReflectionUtils.USER_DECLARED_METHODS)) {
+            LeaderOnly leaderOnly = LeaderOnlyInterceptor.find(method, type);
+            if (leaderOnly == null || leaderOnly.partitions().isEmpty() || !isAdvisable(method)) {
+                continue;
+            }
+            String refusal = asyncRefusal(advised.getAdvisors(), method, type, leaderOnly);
+            if (refusal != null) {
+                throw invalid(beanName, method, refusal);
+            }
+        }
+    }
+
+    /**
+     * Returns why a partitioned method may not run through the given advice, or null: asynchronous
+     * advice applies to it.
+     */
+    static @Nullable String asyncRefusal(
+            Advisor[] advisors, Method method, Class<?> type, LeaderOnly leaderOnly) {
+        for (Advisor advisor : advisors) {
+            if (advisor.getAdvice() instanceof AsyncExecutionInterceptor
+                    && (!(advisor instanceof PointcutAdvisor pointcut)
+                            || AopUtils.canApply(pointcut.getPointcut(), type)
+                                    && pointcut.getPointcut()
+                                            .getMethodMatcher()
+                                            .matches(method, type))) {
+                return "sets partitions = \""
+                        + leaderOnly.partitions()
+                        + "\" and runs through asynchronous advice ("
+                        + advisor
+                        + "): each call would be handed to another thread and outlive its"
+                        + " partitions' checks and terms; remove the asynchronous annotation (the"
+                        + " scheduler already runs the method on its own thread) or start the"
+                        + " asynchronous work from the run";
+            }
+        }
+        return null;
     }
 
     /**
@@ -176,18 +273,32 @@ final class LeaderOnlyRules {
                             + " needs cron, fixedRate or fixedDelay");
         }
         String cron = only.cron().isEmpty() ? "" : resolver.apply(only.cron());
+        String partitions = leaderOnly.partitions();
         return new SlotJobs.Definition(
                 beanName + "." + method.getName(),
-                leaderOnly.value().isEmpty() ? Elections.DEFAULT : leaderOnly.value(),
+                !partitions.isEmpty()
+                        ? partitions
+                        : leaderOnly.value().isEmpty() ? Elections.DEFAULT : leaderOnly.value(),
                 leaderOnly.missedSlots(),
                 maxCatchUp,
                 leaderOnly.interruptOnStepDown(),
-                Scheduled.CRON_DISABLED.equals(cron));
+                Scheduled.CRON_DISABLED.equals(cron),
+                partitions);
     }
 
     /** Refuses once-per-slot settings on a type: they apply to one method each. */
     static void checkType(Class<?> type, String beanName) {
         LeaderOnly onType = AnnotatedElementUtils.findMergedAnnotation(type, LeaderOnly.class);
+        if (onType != null && !onType.partitions().isEmpty()) {
+            throw new BeanCreationException(
+                    beanName,
+                    "redlease: @LeaderOnly on type "
+                            + type.getName()
+                            + " sets partitions, which runs each call once per owned partition;"
+                            + " put @LeaderOnly(partitions = \""
+                            + onType.partitions()
+                            + "\") on the void methods that should run that way instead");
+        }
         if (onType != null
                 && (onType.oncePerSlot()
                         || onType.missedSlots() != MissedSlots.DEFAULT
@@ -217,6 +328,18 @@ final class LeaderOnlyRules {
         if (!org.springframework.context.Lifecycle.class.isAssignableFrom(type)
                 || !AnnotatedElementUtils.hasAnnotation(type, LeaderOnly.class)) {
             return false;
+        }
+        LeaderOnly onType = AnnotatedElementUtils.findMergedAnnotation(type, LeaderOnly.class);
+        if (onType != null && !onType.partitions().isEmpty()) {
+            throw new BeanCreationException(
+                    beanName,
+                    "redlease: @LeaderOnly(partitions = \""
+                            + onType.partitions()
+                            + "\") on lifecycle bean "
+                            + type.getName()
+                            + ": a leader-only lifecycle bean runs with one election, not per"
+                            + " partition; use @LeaderOnly(\"<election id>\"), or start per-partition"
+                            + " work from a PartitionAssignedEvent listener");
         }
         for (Method method :
                 ReflectionUtils.getUniqueDeclaredMethods(

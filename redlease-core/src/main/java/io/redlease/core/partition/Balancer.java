@@ -1,11 +1,17 @@
 package io.redlease.core.partition;
 
 import io.redlease.core.Elector;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
+import org.springframework.dao.InvalidDataAccessApiUsageException;
+import org.springframework.data.redis.core.RedisCallback;
+import org.springframework.data.redis.core.RedisOperations;
 
 /**
  * One instance's balancing rounds: refresh the membership, work out this instance's fair share,
@@ -21,12 +27,21 @@ import org.jspecify.annotations.Nullable;
  * <p>A new instance campaigns only once it has joined (see {@link Membership}), so instances that
  * start together split the partitions between them instead of piling them on whoever looked first.
  *
+ * <p>A round reads who holds which partition only when it needs to (while below the share, or to
+ * check the partitions it campaigns for), with one {@code MGET} of every partition's lease key: one
+ * round trip on a standalone server or Sentinel; on Redis Cluster the client splits it by slot and
+ * sends the parts concurrently.
+ *
  * <p>Rounds run on the partitioned election's own balancing thread, one at a time; the electors run
  * on the engine's shared threads.
  */
 final class Balancer {
 
     private final Elector[] electors;
+
+    private final RedisOperations<String, String> redis;
+
+    private final byte[][] leaseKeys;
 
     private final Membership membership;
 
@@ -35,12 +50,51 @@ final class Balancer {
     @SuppressWarnings("unchecked")
     private final @Nullable CompletableFuture<Void>[] stopping;
 
+    /** While below its share, an instance looks this many times per balance interval. */
+    static final int QUICK_ROUNDS = 5;
+
+    private final long balanceNanos;
+
+    private final long quickNanos;
+
+    private final long quickWindowNanos;
+
+    private final LongSupplier clock;
+
+    /**
+     * Whether the last round ended below the share, and since when it has (clock nanos), or since
+     * it last took a partition.
+     */
+    private boolean shortOf;
+
+    /** Whether the last look started an elector for a free partition. */
+    private boolean took;
+
+    private long shortSince;
+
     private volatile int share = -1;
 
     private final AtomicLong handedOver = new AtomicLong();
 
-    Balancer(Elector[] electors, Membership membership, String instanceId) {
+    Balancer(
+            Elector[] electors,
+            RedisOperations<String, String> redis,
+            Membership membership,
+            String instanceId,
+            Duration balanceInterval,
+            Duration settle,
+            LongSupplier clock) {
         this.electors = electors;
+        this.balanceNanos = balanceInterval.toNanos();
+        this.quickNanos = Math.max(1, balanceNanos / QUICK_ROUNDS);
+        this.quickWindowNanos = settle.plus(balanceInterval.multipliedBy(2)).toNanos();
+        this.clock = clock;
+        this.redis = redis;
+        this.leaseKeys = new byte[electors.length][];
+        for (int partition = 0; partition < electors.length; partition++) {
+            leaseKeys[partition] =
+                    (electors[partition].name() + ":leader").getBytes(StandardCharsets.UTF_8);
+        }
         this.membership = membership;
         this.instanceId = instanceId;
         this.stopping = newFutures(electors.length);
@@ -65,12 +119,41 @@ final class Balancer {
     }
 
     /**
-     * Runs one round.
+     * Runs one round and returns when the next should run: after a balance interval, or after a
+     * fifth of one while this instance has joined and found fewer free partitions than its share
+     * wants (partitions the others hand over, or whose holder died, are then taken within
+     * milliseconds of their release rather than at the next regular round). The quick rounds go on
+     * for the settle period plus two balance intervals after the shortfall began or this instance
+     * last took a partition, which covers the others noticing a newcomer and letting its share go
+     * one after another; a shortfall with no progress for longer (a holder that does not balance)
+     * is looked at once per balance interval. While a new member settles, the next round comes no
+     * later than the moment it counts, so its share goes without delay.
      *
+     * @return nanoseconds until the next round
      * @throws org.springframework.dao.DataAccessException if Redis fails; the round is abandoned
      *     and the partitions already held stay held
      */
-    void round() {
+    long round() {
+        boolean below = look();
+        long now = clock.getAsLong();
+        long next = balanceNanos;
+        if (!below) {
+            shortOf = false;
+        } else {
+            if (!shortOf || took) {
+                shortOf = true;
+                shortSince = now;
+            }
+            if (now - shortSince < quickWindowNanos) {
+                next = quickNanos;
+            }
+        }
+        return Math.min(next, membership.untilNextCounts());
+    }
+
+    /** Balances once; returns whether this instance stays below its share. */
+    private boolean look() {
+        took = false;
         List<String> members = membership.refresh();
         int target = share(electors.length, members, instanceId);
         share = target;
@@ -98,18 +181,23 @@ final class Balancer {
                 handedOver.incrementAndGet();
             }
             contending.forEach(this::stop);
-            return;
+            return false;
         }
         if (!membership.joined()) {
-            return;
+            return false;
         }
         int wanted = target - owned.size();
+        if (wanted == 0 && contending.isEmpty()) {
+            return false;
+        }
+        @Nullable String[] holders = holders();
         // Members look for free partitions from evenly spaced starting points (by rank), so
         // instances that start together rarely campaign for the same partition.
         long offset = (long) members.indexOf(instanceId) * electors.length / members.size();
         int kept = 0;
         for (int partition : contending) {
-            if (kept < wanted && freeOrMine(partition)) {
+            String holder = holders[partition];
+            if (kept < wanted && (holder == null || holder.equals(instanceId))) {
                 kept++;
             } else {
                 stop(partition);
@@ -118,11 +206,34 @@ final class Balancer {
         for (int i = 0; i < electors.length && kept < wanted; i++) {
             int partition = (int) ((offset + i) % electors.length);
             Elector elector = electors[partition];
-            if (stopping[partition] == null && !elector.isRunning() && elector.holder().isEmpty()) {
+            if (stopping[partition] == null && !elector.isRunning() && holders[partition] == null) {
                 elector.start();
+                took = true;
                 kept++;
             }
         }
+        return kept < wanted;
+    }
+
+    /** Reads every partition's lease holder at once; null where the lease is free. */
+    private @Nullable String[] holders() {
+        List<byte[]> values =
+                redis.execute(
+                        (RedisCallback<List<byte[]>>)
+                                connection -> connection.stringCommands().mGet(leaseKeys));
+        @Nullable String[] holders = new String[leaseKeys.length];
+        if (values == null || values.size() != leaseKeys.length) {
+            throw new InvalidDataAccessApiUsageException(
+                    "redlease: unexpected reply to the read of "
+                            + leaseKeys.length
+                            + " lease keys: "
+                            + (values == null ? "none" : values.size() + " values"));
+        }
+        for (int partition = 0; partition < holders.length; partition++) {
+            byte[] value = values.get(partition);
+            holders[partition] = value == null ? null : new String(value, StandardCharsets.UTF_8);
+        }
+        return holders;
     }
 
     /** Stops every partition's elector: terms end gracefully and their leases are released. */
@@ -141,13 +252,6 @@ final class Balancer {
         }
         share = -1;
         return stops;
-    }
-
-    private boolean freeOrMine(int partition) {
-        return electors[partition]
-                .holder()
-                .map(holder -> holder.instanceId().equals(instanceId))
-                .orElse(true);
     }
 
     private void stop(int partition) {

@@ -23,7 +23,11 @@ import org.springframework.data.redis.serializer.RedisSerializer;
  * passed: an instance that stops refreshing leaves one time to live after its last refresh.
  *
  * <p>Hysteresis: a member first seen after this instance's first look counts only once it has been
- * seen for the settle period without a gap; members present at the first look count at once. Not
+ * seen for the settle period without a gap; members present at the first look count at once. A
+ * member that drops out (leaves, or its entry lapses) and comes back within {@value
+ * #REJOIN_MEMORY_TTLS} times to live of dropping out is a flapping member: it counts only once seen
+ * for a whole time to live (or the settle period, if longer), so a short settle period makes joins
+ * fast without letting a member that comes and goes move partitions back and forth. Not
  * thread-safe: one balancing thread refreshes it.
  */
 final class Membership {
@@ -42,15 +46,28 @@ final class Membership {
 
     private final String ttlMillis;
 
+    /** How many times to live a member's departure is remembered, to tell a rejoin. */
+    static final int REJOIN_MEMORY_TTLS = 10;
+
     private final long settleNanos;
+
+    private final long rejoinSettleNanos;
+
+    private final long rejoinMemoryNanos;
 
     private final long joinNanos;
 
     private final LongSupplier clock;
 
-    private final Map<String, Long> firstSeen = new HashMap<>();
+    /** The members seen without a gap since, by the time each counts from. */
+    private final Map<String, Long> countsFrom = new HashMap<>();
+
+    /** The members that dropped out recently, by when this instance noticed. */
+    private final Map<String, Long> departed = new HashMap<>();
 
     private long joinedSince;
+
+    private long lastRefresh;
 
     private boolean looked;
 
@@ -71,6 +88,8 @@ final class Membership {
         this.instanceId = instanceId;
         this.ttlMillis = Long.toString(ttl.toMillis());
         this.settleNanos = settle.toNanos();
+        this.rejoinSettleNanos = Math.max(settleNanos, ttl.toNanos());
+        this.rejoinMemoryNanos = REJOIN_MEMORY_TTLS * ttl.toNanos();
         this.joinNanos = join.toNanos();
         this.clock = clock;
     }
@@ -89,18 +108,32 @@ final class Membership {
         List<String> members = call(ttlMillis);
         live = members;
         long now = clock.getAsLong();
+        lastRefresh = now;
         if (!looked) {
             joinedSince = now;
             looked = true;
         }
         boolean joining = !joined;
-        firstSeen.keySet().retainAll(members);
+        for (String gone : countsFrom.keySet()) {
+            if (!members.contains(gone)) {
+                departed.put(gone, now);
+            }
+        }
+        countsFrom.keySet().retainAll(members);
+        departed.values().removeIf(since -> now - since >= rejoinMemoryNanos);
         List<String> counted = new ArrayList<>();
         for (String member : members) {
-            long since = firstSeen.computeIfAbsent(member, m -> joining ? Long.MIN_VALUE : now);
-            if (member.equals(instanceId)
-                    || since == Long.MIN_VALUE
-                    || now - since >= settleNanos) {
+            long from =
+                    countsFrom.computeIfAbsent(
+                            member,
+                            m ->
+                                    joining
+                                            ? Long.MIN_VALUE
+                                            : now
+                                                    + (departed.remove(m) != null
+                                                            ? rejoinSettleNanos
+                                                            : settleNanos));
+            if (member.equals(instanceId) || from == Long.MIN_VALUE || now - from >= 0) {
                 counted.add(member);
             }
         }
@@ -114,10 +147,26 @@ final class Membership {
         return counted;
     }
 
+    /**
+     * Returns how long after the last refresh the first member still settling will count, or {@link
+     * Long#MAX_VALUE} when none is settling: a round then, rather than up to a balance interval
+     * later, lets a newcomer's share go as soon as it counts.
+     */
+    long untilNextCounts() {
+        long soonest = Long.MAX_VALUE;
+        for (long from : countsFrom.values()) {
+            if (from != Long.MIN_VALUE && from - lastRefresh > 0) {
+                soonest = Math.min(soonest, from - lastRefresh);
+            }
+        }
+        return soonest;
+    }
+
     /** Removes this instance's entry, so the others count it out at their next look. */
     void leave() {
         live = call("0");
-        firstSeen.clear();
+        countsFrom.clear();
+        departed.clear();
         looked = false;
         joined = false;
     }

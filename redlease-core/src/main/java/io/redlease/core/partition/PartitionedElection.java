@@ -2,22 +2,18 @@ package io.redlease.core.partition;
 
 import io.redlease.core.Elector;
 import io.redlease.core.Fencer;
+import io.redlease.core.Term;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.OptionalLong;
 import java.util.SortedSet;
 import java.util.TreeSet;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.zip.CRC32;
-import org.apache.commons.logging.Log;
-import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.core.RedisOperations;
@@ -33,13 +29,15 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  * to live after the last refresh. From the sorted list of members it counts, each instance works
  * out its fair share ({@code ⌊n / m⌋}, or one more for the first {@code n mod m} members in id
  * order), hands over partitions beyond its share gracefully (the lease is released at once, so a
- * successor can win it within milliseconds), and campaigns for free partitions while below it. It
- * never takes a partition another instance holds: partitions move only when their holder lets go or
- * dies. A newly seen member counts only after the {@linkplain PartitionedElectionConfig#settle()
- * settle period}, so a flapping member causes no churn; a starting instance campaigns only after
- * one balance interval, counting at once every member it saw meanwhile, so instances that start
- * together split the partitions without moving them. With agreeing views a join moves about {@code
- * n / m} partitions and a leave moves only the leaver's.
+ * successor can win it within milliseconds), and campaigns for free partitions while below it,
+ * looking five times per balance interval for a short while when it finds too few free. It never
+ * takes a partition another instance holds: partitions move only when their holder lets go or dies.
+ * A newly seen member counts only after the {@linkplain PartitionedElectionConfig#settle() settle
+ * period}, and one that drops out and comes back only after a time to live, so a flapping member
+ * causes no churn; a starting instance campaigns only after one balance interval, counting at once
+ * every member it saw meanwhile, so instances that start together split the partitions without
+ * moving them. With agreeing views a join moves about {@code n / m} partitions and a leave moves
+ * only the leaver's.
  *
  * <p>What is guaranteed, per partition, is what an {@link Elector} guarantees: at most one valid
  * lease at a time, tokens that strictly increase with every term, and fenced writes through the
@@ -60,23 +58,19 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  */
 public final class PartitionedElection implements AutoCloseable {
 
-    private static final Log logger = LogFactory.getLog(PartitionedElection.class);
-
     private final PartitionedElectionConfig config;
 
     private final Elector[] electors;
 
+    private final Map<Elector, Integer> partitions = new IdentityHashMap<>();
+
     private final Membership membership;
+
+    private final RedisOperations<String, String> redis;
 
     private final Balancer balancer;
 
-    private final Object lifecycle = new Object();
-
-    private @Nullable ScheduledThreadPoolExecutor balancing;
-
-    private boolean closed;
-
-    private volatile @Nullable Throwable redisFailure;
+    private final BalancingThread running;
 
     /**
      * Creates a partitioned election over the given Redis operations; nothing runs until {@link
@@ -98,10 +92,12 @@ public final class PartitionedElection implements AutoCloseable {
             throw new IllegalArgumentException("redlease: config must not be null");
         }
         this.config = config;
+        this.redis = redis;
         this.electors = new Elector[config.partitions()];
         for (int partition = 0; partition < electors.length; partition++) {
             PartitionObserver observer = new PartitionObserver(partition, config.listeners());
             electors[partition] = new Elector(redis, config.partition(partition, observer));
+            partitions.put(electors[partition], partition);
         }
         this.membership =
                 new Membership(
@@ -112,7 +108,16 @@ public final class PartitionedElection implements AutoCloseable {
                         config.settle(),
                         config.balanceInterval(),
                         System::nanoTime);
-        this.balancer = new Balancer(electors, membership, config.instanceId());
+        this.balancer =
+                new Balancer(
+                        electors,
+                        redis,
+                        membership,
+                        config.instanceId(),
+                        config.balanceInterval(),
+                        config.settle(),
+                        System::nanoTime);
+        this.running = new BalancingThread(config, balancer, membership);
     }
 
     /**
@@ -220,6 +225,52 @@ public final class PartitionedElection implements AutoCloseable {
     }
 
     /**
+     * Returns this instance's current term of a partition, or empty when it does not hold the
+     * partition: run work inside it with {@link Term#execute}, which binds the term to the thread
+     * (so that {@code LeadershipContext} answers for it) and interrupts the work when it ends.
+     */
+    public Optional<Term> term(int partition) {
+        return electors[checked(partition)].term();
+    }
+
+    /**
+     * Returns the term of one of this election's partitions that the calling thread works for (a
+     * {@code LeaderOnly(partitions = ...)} run, {@link Term#execute}, or work carried from one by
+     * context propagation), even if it has ended; the lowest partition's if it works for several;
+     * empty elsewhere.
+     */
+    public Optional<Term> boundTerm() {
+        for (Elector elector : electors) {
+            Optional<Term> term = elector.boundTerm();
+            if (term.isPresent()) {
+                return term;
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * Returns the partition an elector runs, when it is one of this election's partition electors
+     * (for instance the elector of a term bound to the thread), else empty.
+     */
+    public OptionalInt partitionOf(Elector elector) {
+        Integer partition = partitions.get(elector);
+        return partition == null ? OptionalInt.empty() : OptionalInt.of(partition);
+    }
+
+    /**
+     * Returns the elector of a partition, for components that take an {@link Elector} (such as a
+     * {@code SlotLedger} beside the partition's keys). The partitioned election starts, stops and
+     * closes it: read from it and run work in its terms, but do not start, stop, resign or close it
+     * yourself.
+     *
+     * @throws IllegalArgumentException if the partition is out of range
+     */
+    public Elector elector(int partition) {
+        return electors[checked(partition)];
+    }
+
+    /**
      * Returns a fencer for this instance's current term of a partition, or empty when it does not
      * hold the partition. Its writes are refused once a later term of the partition has written.
      */
@@ -244,6 +295,16 @@ public final class PartitionedElection implements AutoCloseable {
     }
 
     /**
+     * Reads every partition's holder and newest token from Redis, for display: two round trips per
+     * partition, a snapshot that may be stale by the time it returns.
+     *
+     * @throws org.springframework.dao.DataAccessException if Redis fails
+     */
+    public List<PartitionHolder> holders() {
+        return PartitionHolders.read(redis, electors);
+    }
+
+    /**
      * Returns this instance's fair share as of its last balancing round, or -1 before the first.
      */
     public int share() {
@@ -257,122 +318,39 @@ public final class PartitionedElection implements AutoCloseable {
 
     /** Returns the failure of the last balancing round, or empty when it succeeded. */
     public Optional<Throwable> redisFailure() {
-        return Optional.ofNullable(redisFailure);
+        return Optional.ofNullable(running.redisFailure());
     }
 
-    /** Returns whether the election has been started and not closed. */
+    /** Returns whether the election has been started and not stopped. */
     public boolean isRunning() {
-        synchronized (lifecycle) {
-            return balancing != null;
-        }
+        return running.isRunning();
     }
 
     /**
-     * Joins the member set and starts balancing on a thread of its own; returns at once.
+     * Joins the member set and starts balancing on a thread of its own; returns at once. A stopped
+     * election may be started again: it joins anew, like a new instance.
      *
-     * @throws IllegalStateException if already running or closed
+     * @throws IllegalStateException if already running
      */
     public void start() {
-        synchronized (lifecycle) {
-            if (closed || balancing != null) {
-                throw new IllegalStateException(
-                        "redlease: partitioned election '"
-                                + name()
-                                + "' is "
-                                + (closed ? "closed" : "already running"));
-            }
-            ScheduledThreadPoolExecutor executor =
-                    new ScheduledThreadPoolExecutor(
-                            1,
-                            runnable -> {
-                                Thread thread =
-                                        new Thread(runnable, "redlease-partitions-" + name());
-                                thread.setDaemon(true);
-                                return thread;
-                            });
-            executor.scheduleWithFixedDelay(
-                    this::round, 0, config.balanceInterval().toNanos(), TimeUnit.NANOSECONDS);
-            balancing = executor;
-        }
-    }
-
-    private void round() {
-        try {
-            balancer.round();
-            if (redisFailure != null) {
-                logger.info("redlease: partitioned election '" + name() + "' balances again");
-            }
-            redisFailure = null;
-        } catch (RuntimeException ex) {
-            if (redisFailure == null) {
-                logger.warn(
-                        "redlease: balancing round of partitioned election '"
-                                + name()
-                                + "' failed; partitions held stay held, free ones wait",
-                        ex);
-            }
-            redisFailure = ex;
-        }
+        running.start();
     }
 
     /**
      * Leaves gracefully: removes this instance from the member set, then stops every partition's
      * elector (each term drains and releases its lease, so the others take the partitions over at
-     * their next round). Waits at most the drain timeout plus the time to live. Cannot be started
-     * again. Meant for an application thread, not a {@link PartitionListener} callback.
+     * their next round). Waits at most the drain timeout plus the time to live; returns at once
+     * when not running. The election may be {@linkplain #start() started} again. Meant for an
+     * application thread, not a {@link PartitionListener} callback.
      */
-    @Override
-    public void close() {
-        ScheduledThreadPoolExecutor executor;
-        synchronized (lifecycle) {
-            if (closed) {
-                return;
-            }
-            closed = true;
-            executor = balancing;
-            balancing = null;
-        }
-        Duration bound = config.drainTimeout().plus(config.ttl());
-        if (executor == null) {
-            return;
-        }
-        CompletableFuture<List<CompletableFuture<Void>>> leaving = new CompletableFuture<>();
-        executor.execute(() -> leaving.complete(leave()));
-        executor.shutdown();
-        List<CompletableFuture<Void>> stops;
-        try {
-            stops = leaving.get(config.ttl().toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException ex) {
-            Thread.currentThread().interrupt();
-            stops = List.of();
-        } catch (ExecutionException | TimeoutException ex) {
-            executor.shutdownNow();
-            stops = balancer.stopAll();
-        }
-        try {
-            CompletableFuture.allOf(stops.toArray(CompletableFuture[]::new))
-                    .get(bound.toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException ex) {
-            Thread.currentThread().interrupt();
-        } catch (ExecutionException | TimeoutException ex) {
-            logger.warn(
-                    "redlease: partitioned election '" + name() + "' did not stop within " + bound,
-                    ex);
-        }
+    public void stop() {
+        running.stop();
     }
 
-    private List<CompletableFuture<Void>> leave() {
-        try {
-            membership.leave();
-        } catch (RuntimeException ex) {
-            logger.warn(
-                    "redlease: partitioned election '"
-                            + name()
-                            + "' could not leave the member set; the others count it out once its"
-                            + " entry expires",
-                    ex);
-        }
-        return balancer.stopAll();
+    /** Stops the election; see {@link #stop()}. It may be started again afterwards. */
+    @Override
+    public void close() {
+        stop();
     }
 
     private int checked(int partition) {

@@ -107,7 +107,10 @@ public final class PartitionedElectionConfig {
         return balanceInterval;
     }
 
-    /** Returns how long a newly seen member must stay before this instance counts it. */
+    /**
+     * Returns how long a newly seen member must stay before this instance counts it; a member that
+     * comes back soon after dropping out must stay at least a time to live.
+     */
     public Duration settle() {
         return settle;
     }
@@ -229,11 +232,13 @@ public final class PartitionedElectionConfig {
 
         /**
          * Sets how long a newly seen member must stay in the member set before this instance counts
-         * it and hands partitions over to it; zero means the renew interval. (A starting instance
-         * first looks for one balance interval, campaigning for nothing, and counts every member it
-         * sees meanwhile at once, so instances that start together split the partitions without
-         * first piling them on one.) A longer settle period keeps a flapping member from moving
-         * partitions back and forth, at the cost of a slower join.
+         * it and hands partitions over to it; zero means the balance interval, so a newcomer counts
+         * once seen at two balancing rounds in a row. (A starting instance first looks for one
+         * balance interval, campaigning for nothing, and counts every member it sees meanwhile at
+         * once, so instances that start together split the partitions without first piling them on
+         * one.) A member that drops out and comes back soon after is flapping: it must stay a whole
+         * time to live, or this settle period if longer, before it counts again, so it does not
+         * move partitions back and forth.
          */
         public Builder settle(Duration settle) {
             this.settle = required(settle, "settle");
@@ -290,7 +295,7 @@ public final class PartitionedElectionConfig {
                                 + "ms");
             }
             return new PartitionedElectionConfig(
-                    this, checked, balance, settle.isZero() ? renew : settle);
+                    this, checked, balance, settle.isZero() ? balance : settle);
         }
 
         private static <T> T required(@Nullable T value, String argument) {

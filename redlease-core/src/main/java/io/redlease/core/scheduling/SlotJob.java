@@ -10,6 +10,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;
 import java.time.temporal.ChronoUnit;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.concurrent.locks.ReentrantLock;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -31,6 +33,24 @@ final class SlotJob {
     final String id;
 
     final String electionId;
+
+    /**
+     * The partition this job runs for, or -1 for a job of one election. A job of a partitioned
+     * election ({@code @LeaderOnly(partitions)}) is a template that Spring schedules; it runs as
+     * one job per partition ({@link PartitionSlotJobs}), each with its own ledger and schedule.
+     */
+    final int partition;
+
+    private final SlotJobs.Definition definition;
+
+    /** The jobs per partition of a template, once it is scheduled. */
+    volatile @Nullable PartitionSlotJobs partitionJobs;
+
+    /**
+     * The partition terms a template's instance won before Spring scheduled it, by partition;
+     * guarded by the template, applied to the partitions' jobs when they start.
+     */
+    private final Map<Integer, Elected> wonBeforeScheduling = new HashMap<>();
 
     /**
      * The bean, unwrapped from its proxies, and the method's name (scheduled methods take none).
@@ -79,7 +99,18 @@ final class SlotJob {
     private volatile @Nullable Advisor advisor;
 
     SlotJob(SlotJobs jobs, SlotJobs.Definition definition, Object target, Method method) {
+        this(jobs, definition, target, method.getName(), -1);
+    }
+
+    private SlotJob(
+            SlotJobs jobs,
+            SlotJobs.Definition definition,
+            Object target,
+            String methodName,
+            int partition) {
         this.jobs = jobs;
+        this.definition = definition;
+        this.partition = partition;
         this.id = definition.id();
         this.electionId = definition.electionId();
         this.missedSlots = definition.missedSlots();
@@ -87,7 +118,22 @@ final class SlotJob {
         this.interruptOnStepDown = definition.interruptOnStepDown();
         this.disabled = definition.disabled();
         this.target = target;
-        this.methodName = method.getName();
+        this.methodName = methodName;
+    }
+
+    /** Returns whether this is the template of a partitioned election's jobs. */
+    boolean isPartitioned() {
+        return partition < 0 && !definition.partitions().isEmpty();
+    }
+
+    /** Returns the partitioned election id, or empty for a job of one election. */
+    String partitions() {
+        return definition.partitions();
+    }
+
+    /** Returns this template's job for one partition: same method, its own ledger and schedule. */
+    SlotJob forPartition(int partition) {
+        return new SlotJob(jobs, definition, target, methodName, partition);
     }
 
     /** Returns whether this job is the given method of the given bean. */
@@ -100,7 +146,7 @@ final class SlotJob {
     SlotLedger ledger() {
         SlotLedger current = ledger;
         if (current == null) {
-            current = new SlotLedger(jobs.elector(electionId), id);
+            current = new SlotLedger(jobs.elector(this), id);
             ledger = current;
         }
         return current;
@@ -123,7 +169,7 @@ final class SlotJob {
             schedule = started;
         }
         started.start();
-        if (jobs.leading(electionId) != null) {
+        if (jobs.leading(this) != null) {
             started.catchUp();
         }
         return started;
@@ -132,6 +178,26 @@ final class SlotJob {
     /** Records when this instance won a term of the job's election, on the job's clock. */
     void elected(long token, Instant at) {
         elected = new Elected(token, at.truncatedTo(ChronoUnit.MILLIS));
+    }
+
+    /**
+     * Remembers, on a template not scheduled yet, that this instance won a term of a partition, so
+     * that the partition's job counts its slots from then once it starts; caller holds the
+     * template's lock.
+     */
+    void wonBeforeScheduling(int partition, long token, Instant at) {
+        wonBeforeScheduling.put(partition, new Elected(token, at.truncatedTo(ChronoUnit.MILLIS)));
+    }
+
+    /**
+     * Passes on to a partition's job the term its template's instance won before the job was
+     * scheduled, if any; caller holds the template's lock.
+     */
+    void applyWonBeforeScheduling(int partition, SlotJob job) {
+        Elected won = wonBeforeScheduling.remove(partition);
+        if (won != null) {
+            job.elected = won;
+        }
     }
 
     /**
@@ -166,7 +232,7 @@ final class SlotJob {
         SlotTrigger trigger = schedule.trigger();
         lock.lock();
         try {
-            Term term = jobs.leading(electionId);
+            Term term = jobs.leading(this);
             Progress at = term == null ? null : takeOver(term, schedule, slot.minusMillis(1));
             if (term == null || at == null) {
                 // A follower keeps ticking on its own clock, for nothing that is past.
@@ -192,7 +258,7 @@ final class SlotJob {
     @Nullable Instant catchUp(SlotSchedule schedule) {
         lock.lock();
         try {
-            Term term = jobs.leading(electionId);
+            Term term = jobs.leading(this);
             Progress at = term == null ? null : takeOver(term, schedule, now(schedule));
             return at == null
                     ? null
@@ -221,7 +287,10 @@ final class SlotJob {
         progress = null;
         SlotTrigger trigger = schedule.trigger();
         ZoneId zone = trigger instanceof SlotTrigger.Cron cron ? cron.clockZone() : null;
-        SlotLedger.State state = ledger().claim(term, since, zone).orElse(null);
+        // A fixed rate's start goes to the ledger at the first claim, before any run: a run cut
+        // short before the first mark leaves the successor the same slots.
+        Instant epoch = trigger instanceof SlotTrigger.FixedRate rate ? rate.epoch() : null;
+        SlotLedger.State state = ledger().claim(term, since, zone, epoch).orElse(null);
         if (state == null) {
             logger.debug("redlease: once-per-slot job " + id + ": " + term + " cannot claim it");
             return null;
@@ -325,7 +394,7 @@ final class SlotJob {
 
     @Override
     public String toString() {
-        return "once-per-slot job " + id;
+        return "once-per-slot job " + id + (partition < 0 ? "" : " (partition " + partition + ")");
     }
 
     /** A term this instance won, and when, on the job's clock. */

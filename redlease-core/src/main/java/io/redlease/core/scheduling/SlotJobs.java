@@ -6,6 +6,8 @@ import io.redlease.core.Observer;
 import io.redlease.core.Slot;
 import io.redlease.core.SlotLedger;
 import io.redlease.core.Term;
+import io.redlease.core.partition.PartitionListener;
+import io.redlease.core.partition.PartitionedElection;
 import java.lang.reflect.Method;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -211,7 +213,7 @@ public final class SlotJobs implements SchedulingConfigurer, Ordered {
             @Override
             public void onElected(long token) {
                 for (SlotJob job : byId.values()) {
-                    if (!job.electionId.equals(id)) {
+                    if (!job.partitions().isEmpty() || !job.electionId.equals(id)) {
                         continue;
                     }
                     job.elected(token, job.clock().instant());
@@ -222,6 +224,16 @@ public final class SlotJobs implements SchedulingConfigurer, Ordered {
                 }
             }
         };
+    }
+
+    /**
+     * Returns a listener that has a partitioned election's jobs catch up in a partition right after
+     * this instance is assigned it; without it they catch up at their next run.
+     *
+     * @param partitionsId the partitioned election's id ({@code LeaderOnly#partitions})
+     */
+    public PartitionListener partitionListener(String partitionsId) {
+        return PartitionSlotJobs.catchUp(byId.values(), partitionsId);
     }
 
     /** Returns the ids of the jobs. */
@@ -235,34 +247,51 @@ public final class SlotJobs implements SchedulingConfigurer, Ordered {
      */
     public List<JobView> jobs() {
         List<JobView> views = new ArrayList<>();
-        for (SlotJob job : byId.values()) {
-            SlotLedger.State state;
-            try {
-                state = job.ledger().read();
-            } catch (RuntimeException ex) {
-                state = null;
+        for (SlotJob template : byId.values()) {
+            PartitionSlotJobs parts = template.partitionJobs;
+            if (parts == null && template.isPartitioned()) {
+                continue; // a partitioned job shows its partitions once scheduled
             }
-            views.add(
-                    new JobView(
-                            job.id,
-                            job.electionId,
-                            job.describeTrigger(),
-                            policy(job),
-                            maxCatchUp(job),
-                            state == null ? null : state.completedSlot(),
-                            state == null ? null : state.completedAt(),
-                            state == null ? null : job.nextAfter(state)));
+            for (SlotJob job : parts != null ? parts.jobs() : List.of(template)) {
+                views.add(view(job));
+            }
         }
         return views;
     }
 
+    private JobView view(SlotJob job) {
+        SlotLedger.State state;
+        try {
+            state = job.ledger().read();
+        } catch (RuntimeException ex) {
+            state = null;
+        }
+        return new JobView(
+                job.id,
+                job.partition < 0
+                        ? job.electionId
+                        : PartitionedElection.electionName(
+                                partitioned(job.partitions()).name(), job.partition),
+                job.describeTrigger(),
+                policy(job),
+                maxCatchUp(job),
+                state == null ? null : state.completedSlot(),
+                state == null ? null : state.completedAt(),
+                state == null ? null : job.nextAfter(state));
+    }
+
     /**
      * Returns how long the slot after a job's completed one has been due, in seconds, as known from
-     * its last run; NaN when this instance does not lead the job's election.
+     * its last run; NaN when this instance does not lead the job's election. For a job of a
+     * partitioned election, the largest over the partitions this instance holds (NaN when none).
      */
     public double lagSeconds(String jobId) {
         SlotJob job = byId.get(jobId);
-        if (job == null || leading(job.electionId) == null) {
+        PartitionSlotJobs parts = job == null ? null : job.partitionJobs;
+        if (parts != null) {
+            return parts.lagSeconds(this);
+        }
+        if (job == null || job.isPartitioned() || leading(job) == null) {
             return Double.NaN;
         }
         return job.lag().toNanos() / 1e9;
@@ -318,13 +347,20 @@ public final class SlotJobs implements SchedulingConfigurer, Ordered {
         return job.maxCatchUp == 0 ? defaultMaxCatchUp : job.maxCatchUp;
     }
 
-    Elector elector(String electionId) {
-        return elections.get().get(electionId);
+    /** Returns the elector a job runs in: its election's, or its partition's. */
+    Elector elector(SlotJob job) {
+        return job.partition < 0
+                ? elections.get().get(job.electionId)
+                : partitioned(job.partitions()).elector(job.partition);
     }
 
-    /** Returns the election's active term on this instance, or null. */
-    @Nullable Term leading(String electionId) {
-        return elector(electionId).term().filter(Term::isActive).orElse(null);
+    PartitionedElection partitioned(String id) {
+        return elections.get().partitioned(id);
+    }
+
+    /** Returns the active term on this instance of the election or partition a job runs in. */
+    @Nullable Term leading(SlotJob job) {
+        return elector(job).term().filter(Term::isActive).orElse(null);
     }
 
     void record(SlotJob job, Instant slot, Result result) {
@@ -381,6 +417,8 @@ public final class SlotJobs implements SchedulingConfigurer, Ordered {
      * @param interruptOnStepDown whether a run is interrupted when its term ends
      * @param disabled whether its cron expression is {@code "-"}, so that Spring does not schedule
      *     it
+     * @param partitions the partitioned election whose partitions it runs once per slot each (its
+     *     id, then also {@code electionId}), or empty for a job of one election
      */
     public record Definition(
             String id,
@@ -388,7 +426,8 @@ public final class SlotJobs implements SchedulingConfigurer, Ordered {
             MissedSlots missedSlots,
             int maxCatchUp,
             boolean interruptOnStepDown,
-            boolean disabled) {}
+            boolean disabled,
+            String partitions) {}
 
     /** Hears about every job's runs, skipped links and missed slots. */
     @FunctionalInterface

@@ -7,6 +7,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.function.Function;
 import org.aopalliance.aop.Advice;
 import org.jspecify.annotations.Nullable;
+import org.reactivestreams.Publisher;
 import org.springframework.aop.Advisor;
 import org.springframework.aop.PointcutAdvisor;
 import org.springframework.aop.framework.Advised;
@@ -106,13 +107,14 @@ final class SlotTaskScheduler implements TaskScheduler {
             checkNotAsync(job, method);
         }
         job.adviseInnermost();
-        return job.start(
-                new SlotSchedule(
-                        job,
-                        scheduler,
-                        task,
-                        method == null ? ScheduledMethods.publisherOf(task) : null,
-                        trigger));
+        Publisher<?> publisher = method == null ? ScheduledMethods.publisherOf(task) : null;
+        if (job.isPartitioned()) {
+            return PartitionSlotJobs.start(
+                    job,
+                    jobs.partitioned(job.partitions()),
+                    part -> new SlotSchedule(part, scheduler, task, publisher, trigger));
+        }
+        return job.start(new SlotSchedule(job, scheduler, task, publisher, trigger));
     }
 
     /**

@@ -193,7 +193,8 @@ sealed interface SlotTrigger {
     }
 
     /**
-     * Whole periods from a start, which the first run ever stores so that all instances share it.
+     * Whole periods from a start, which the first claim of the job stores so that all instances
+     * share it.
      */
     record FixedRate(Duration period, Instant epoch) implements SlotTrigger {
 

@@ -11,6 +11,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.TestInfo;
 import org.springframework.data.redis.connection.RedisClusterConfiguration;
 import org.springframework.data.redis.connection.RedisNode;
+import org.springframework.data.redis.connection.RedisSentinelConfiguration;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -52,6 +53,26 @@ final class Connections implements AutoCloseable {
                         LettuceClientConfiguration.builder()
                                 .commandTimeout(commandTimeout)
                                 .build());
+        return started(factory);
+    }
+
+    /** Returns a template on the primary that a Sentinel deployment names. */
+    StringRedisTemplate sentinel(io.redlease.test.RedisSentinelSetup setup) {
+        RedisSentinelConfiguration config =
+                new RedisSentinelConfiguration()
+                        .master(io.redlease.test.RedisSentinelSetup.MASTER_NAME);
+        for (io.redlease.test.RedisNode sentinel : setup.sentinels()) {
+            config.sentinel(sentinel.host(), sentinel.port());
+        }
+        return started(
+                new LettuceConnectionFactory(
+                        config,
+                        LettuceClientConfiguration.builder()
+                                .commandTimeout(Duration.ofSeconds(2))
+                                .build()));
+    }
+
+    private StringRedisTemplate started(LettuceConnectionFactory factory) {
         factory.afterPropertiesSet();
         factory.start();
         synchronized (factories) {
@@ -83,14 +104,7 @@ final class Connections implements AutoCloseable {
                                                 .topologyRefreshOptions(refresh)
                                                 .build())
                                 .build());
-        factory.afterPropertiesSet();
-        factory.start();
-        synchronized (factories) {
-            factories.add(factory);
-        }
-        StringRedisTemplate template = new StringRedisTemplate(factory);
-        template.afterPropertiesSet();
-        return template;
+        return started(factory);
     }
 
     @Override

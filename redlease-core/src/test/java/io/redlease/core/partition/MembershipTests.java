@@ -22,6 +22,8 @@ class MembershipTests {
 
     private static final Duration JOIN = Duration.ofMillis(100);
 
+    private static final Duration TTL = Duration.ofSeconds(10);
+
     private final Connections connections = new Connections();
 
     private final AtomicLong clock = new AtomicLong();
@@ -64,23 +66,69 @@ class MembershipTests {
     void aNewMemberCountsOnlyAfterTheSettlePeriod() {
         Membership a = joined("a");
         member("b", Duration.ofSeconds(10)).refresh();
+        assertThat(a.untilNextCounts()).isEqualTo(Long.MAX_VALUE);
         assertThat(a.refresh()).containsExactly("a");
         assertThat(a.live()).containsExactly("a", "b");
+        assertThat(a.untilNextCounts()).isEqualTo(SETTLE.toNanos());
         clock.addAndGet(SETTLE.toNanos() - 1);
+        assertThat(a.refresh()).containsExactly("a");
+        assertThat(a.untilNextCounts()).isEqualTo(1);
+        clock.addAndGet(1);
+        assertThat(a.refresh()).containsExactly("a", "b");
+        assertThat(a.untilNextCounts()).isEqualTo(Long.MAX_VALUE);
+    }
+
+    @Test
+    void aMemberThatLeftAndCameBackSettlesForATimeToLive() {
+        Membership a = joined("a");
+        Membership b = member("b", TTL);
+        b.refresh();
+        a.refresh();
+        clock.addAndGet(SETTLE.toNanos());
+        assertThat(a.refresh()).containsExactly("a", "b");
+        b.leave();
+        assertThat(a.refresh()).containsExactly("a");
+        b.refresh();
+        assertThat(a.refresh()).containsExactly("a");
+        clock.addAndGet(SETTLE.toNanos());
+        assertThat(a.refresh()).containsExactly("a");
+        clock.addAndGet(TTL.toNanos() - SETTLE.toNanos() - 1);
         assertThat(a.refresh()).containsExactly("a");
         clock.addAndGet(1);
         assertThat(a.refresh()).containsExactly("a", "b");
     }
 
     @Test
-    void aMemberThatLeftAndCameBackSettlesAgain() {
+    void aFlappingMemberStaysUncountedWhileEachStayIsShorterThanATimeToLive() {
         Membership a = joined("a");
-        Membership b = member("b", Duration.ofSeconds(10));
+        Membership b = member("b", TTL);
+        b.refresh();
+        a.refresh();
+        clock.addAndGet(SETTLE.toNanos());
+        assertThat(a.refresh()).containsExactly("a", "b");
+        for (int flap = 0; flap < 5; flap++) {
+            b.leave();
+            assertThat(a.refresh()).containsExactly("a");
+            clock.addAndGet(SETTLE.toNanos());
+            b.refresh();
+            for (int look = 0; look < 4; look++) {
+                assertThat(a.refresh()).as("flap %d, look %d", flap, look).containsExactly("a");
+                clock.addAndGet(SETTLE.toNanos());
+            }
+        }
+    }
+
+    @Test
+    void aMemberBackLongAfterItLeftSettlesLikeANewOne() {
+        Membership a = joined("a");
+        Membership b = member("b", TTL);
         b.refresh();
         a.refresh();
         clock.addAndGet(SETTLE.toNanos());
         assertThat(a.refresh()).containsExactly("a", "b");
         b.leave();
+        assertThat(a.refresh()).containsExactly("a");
+        clock.addAndGet(Membership.REJOIN_MEMORY_TTLS * TTL.toNanos());
         assertThat(a.refresh()).containsExactly("a");
         b.refresh();
         assertThat(a.refresh()).containsExactly("a");

@@ -16,7 +16,7 @@ class PartitionedElectionConfigTests {
         assertThat(config.ttl()).isEqualTo(Duration.ofSeconds(5));
         assertThat(config.renewInterval()).isEqualTo(Duration.ofSeconds(5).dividedBy(3));
         assertThat(config.balanceInterval()).isEqualTo(Duration.ofMillis(500));
-        assertThat(config.settle()).isEqualTo(config.renewInterval());
+        assertThat(config.settle()).isEqualTo(Duration.ofMillis(500));
         assertThat(config.instanceId()).isNotEmpty();
     }
 

@@ -311,14 +311,24 @@ class PartitionedElectionTests {
     }
 
     @Test
-    void aClosedElectionCannotStartAgain() {
+    void aStoppedElectionLeavesAndStartsAgainWithNewTerms() {
         PartitionedElection a = started("a").get(0);
         assertThatIllegalStateException()
                 .isThrownBy(a::start)
                 .withMessageContaining("already running");
-        a.close();
+        await().atMost(REBALANCE).until(() -> a.owned().size() == PARTITIONS);
+        long before = a.token(0).orElseThrow();
+        a.stop();
+        assertThat(a.isRunning()).isFalse();
+        assertThat(a.owned()).isEmpty();
         assertThat(redis.opsForZSet().score(Membership.membersKey(name), "a")).isNull();
-        assertThatIllegalStateException().isThrownBy(a::start).withMessageContaining("closed");
+        a.stop(); // stopping a stopped election does nothing
+        a.start();
+        assertThat(a.isRunning()).isTrue();
+        await().atMost(REBALANCE).until(() -> a.owned().size() == PARTITIONS);
+        assertThat(redis.opsForZSet().score(Membership.membersKey(name), "a")).isNotNull();
+        assertThat(a.token(0).orElseThrow()).isGreaterThan(before);
+        assertBalanced(List.of(a));
     }
 
     record Term(int partition, long token, String instance) {}

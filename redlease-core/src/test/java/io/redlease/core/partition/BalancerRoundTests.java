@@ -1,0 +1,120 @@
+package io.redlease.core.partition;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.redlease.core.Elector;
+import io.redlease.test.RedisExtension;
+import io.redlease.test.RedisServer;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+/**
+ * One instance's balancing rounds against leases another member holds, on a real Redis and a clock
+ * of the test's own: how it finds free partitions and when it looks again.
+ */
+@ExtendWith(RedisExtension.class)
+class BalancerRoundTests {
+
+    private static final int PARTITIONS = 4;
+
+    private static final Duration INTERVAL = Duration.ofMillis(500);
+
+    private static final Duration SETTLE = Duration.ofMillis(500);
+
+    private final Connections connections = new Connections();
+
+    private final AtomicLong clock = new AtomicLong();
+
+    private StringRedisTemplate redis;
+
+    private String name;
+
+    private Elector[] electors;
+
+    private Balancer balancer;
+
+    @BeforeEach
+    void setUp(RedisServer server, TestInfo info) {
+        redis = connections.to(server);
+        name = Connections.unique(info);
+        PartitionedElectionConfig config =
+                PartitionedElectionConfig.builder(name, PARTITIONS)
+                        .ttl(Duration.ofSeconds(2))
+                        .instanceId("b")
+                        .build();
+        electors = new Elector[PARTITIONS];
+        for (int partition = 0; partition < PARTITIONS; partition++) {
+            electors[partition] =
+                    new Elector(
+                            redis,
+                            config.partition(
+                                    partition, new PartitionObserver(partition, List.of())));
+        }
+        // Member "a" holds every partition, for longer than the test runs.
+        new Membership(redis, name, "a", Duration.ofMinutes(1), SETTLE, INTERVAL, clock::get)
+                .refresh();
+        for (int partition = 0; partition < PARTITIONS; partition++) {
+            redis.opsForValue().set(leaseKey(partition), "a", Duration.ofMinutes(1));
+        }
+        Membership membership =
+                new Membership(
+                        redis, name, "b", Duration.ofSeconds(2), SETTLE, INTERVAL, clock::get);
+        balancer = new Balancer(electors, redis, membership, "b", INTERVAL, SETTLE, clock::get);
+    }
+
+    @AfterEach
+    void tearDown() {
+        balancer.stopAll();
+        for (Elector elector : electors) {
+            elector.close();
+        }
+        connections.close();
+    }
+
+    private String leaseKey(int partition) {
+        return PartitionedElection.electionName(name, partition) + ":leader";
+    }
+
+    @Test
+    void belowItsShareAnInstanceLooksFiveTimesPerIntervalUntilNothingMovesForAWhile() {
+        long interval = INTERVAL.toNanos();
+        long quick = interval / Balancer.QUICK_ROUNDS;
+        assertThat(balancer.round()).as("first look: not joined yet").isEqualTo(interval);
+        clock.addAndGet(interval);
+        assertThat(balancer.round()).as("joined, share 2, nothing free").isEqualTo(quick);
+        assertThat(balancer.share()).isEqualTo(2);
+        clock.addAndGet(SETTLE.toNanos() + 2 * interval - 1);
+        assertThat(balancer.round()).as("still short, inside the window").isEqualTo(quick);
+        clock.addAndGet(1);
+        assertThat(balancer.round()).as("still short, window over").isEqualTo(interval);
+        for (Elector elector : electors) {
+            assertThat(elector.isRunning()).isFalse();
+        }
+
+        redis.delete(leaseKey(1));
+        assertThat(balancer.round()).as("took one, still short: quick again").isEqualTo(quick);
+        assertThat(electors[1].isRunning()).isTrue();
+        clock.addAndGet(SETTLE.toNanos() + 2 * interval);
+        assertThat(balancer.round()).as("no progress for the window").isEqualTo(interval);
+        redis.delete(leaseKey(3));
+        assertThat(balancer.round()).as("took the second, at its share").isEqualTo(interval);
+        assertThat(electors[3].isRunning()).isTrue();
+        assertThat(electors[0].isRunning() || electors[2].isRunning()).isFalse();
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> electors[1].isLeader() && electors[3].isLeader());
+
+        redis.delete(leaseKey(0));
+        assertThat(balancer.round())
+                .as("at its share: a free partition stays free")
+                .isEqualTo(interval);
+        assertThat(electors[0].isRunning()).isFalse();
+    }
+}
