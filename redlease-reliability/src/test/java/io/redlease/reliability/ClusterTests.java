@@ -151,6 +151,49 @@ class ClusterTests {
     }
 
     @Test
+    @Order(5)
+    void theWinningAcquirePublishesTheLeaderMetadataInTheLeasesSlot(TestInfo info) {
+        // The acquire script also writes <name>:leader:info, in the lease's slot by the hash tag;
+        // with a preference it touches <name>:candidates too: both on the cluster.
+        String name = "{" + info.getTestMethod().orElseThrow().getName() + System.nanoTime() + "}";
+        StringRedisTemplate redis = connections.cluster(cluster.nodes());
+        try (Elector plain = discoveryElector(redis, name + "-plain", "plain");
+                Elector preferring = discoveryElector(redis, name + "-preferring", "preferring");
+                Elector reader = discoveryElector(redis, name + "-plain", "reader")) {
+            preferring.prefer(io.redlease.core.Preference.priority(1), () -> true);
+            plain.start();
+            preferring.start();
+            Awaitility.await()
+                    .atMost(scaled(Duration.ofSeconds(10)))
+                    .until(() -> plain.isLeader() && preferring.isLeader());
+            assertThat(reader.leaderInfo())
+                    .hasValueSatisfying(
+                            leader -> {
+                                assertThat(leader.instanceId()).isEqualTo("plain");
+                                assertThat(leader.url()).contains("http://plain:8080");
+                                assertThat(leader.token()).isEqualTo(plain.token().orElseThrow());
+                            });
+            assertThat(preferring.leaderInfo())
+                    .hasValueSatisfying(
+                            leader -> assertThat(leader.url()).contains("http://preferring:8080"));
+        }
+    }
+
+    private static Elector discoveryElector(StringRedisTemplate redis, String name, String id) {
+        Elector elector =
+                new Elector(
+                        redis,
+                        ElectorConfig.builder(name)
+                                .ttl(Duration.ofSeconds(1))
+                                .renewInterval(Duration.ofMillis(200))
+                                .acquireInterval(Duration.ofMillis(200))
+                                .instanceId(id)
+                                .build());
+        elector.advertise(io.redlease.core.LeaderMetadata.url("http://" + id + ":8080"));
+        return elector;
+    }
+
+    @Test
     @Order(1)
     void nameWithoutAHashTagFailsFastOnAClusterWithTheFixInTheMessage() {
         StringRedisTemplate redis = connections.cluster(cluster.nodes());
