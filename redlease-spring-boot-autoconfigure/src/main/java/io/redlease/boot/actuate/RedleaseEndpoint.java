@@ -4,6 +4,8 @@ import io.redlease.boot.health.RedleaseHealthIndicator;
 import io.redlease.boot.lifecycle.LeaderLifecycles;
 import io.redlease.core.Elections;
 import io.redlease.core.Elector;
+import io.redlease.core.partition.PartitionHolder;
+import io.redlease.core.partition.PartitionedElection;
 import io.redlease.core.scheduling.SlotJobs;
 import java.time.Duration;
 import java.time.Instant;
@@ -21,7 +23,14 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 /**
  * The {@code redlease} actuator endpoint: each election's role, token, current holder, lease time
  * left, once-per-slot jobs with their last completed and next due slots, and leader-only lifecycles
- * with whether each runs (read), and resignation (write).
+ * with whether each runs (read), and resignation (write). Each partitioned election is at {@code
+ * redlease/partitions/<id>}: its members, this instance's owned partitions and share, and for each
+ * partition its holder and newest token as Redis has them.
+ *
+ * <p>The root ({@code redlease}) maps each election id to its state, as it always has; when
+ * partitioned elections are configured, it also has the key {@code partitions} (an id no election
+ * may have), mapping each partitioned election id to a summary: name, partition count, members and
+ * the partitions owned here. It reads no partition holders; the per-id path does.
  *
  * <p>Its default access is read-only: resigning needs {@code
  * management.endpoint.redlease.access=unrestricted}, and like every endpoint but health it is not
@@ -71,8 +80,32 @@ public class RedleaseEndpoint {
         this.lifecycles = lifecycles;
     }
 
-    /** Returns every election's state, by election id. */
+    /**
+     * Returns every election's state by election id and, under {@code partitions} when there are
+     * any, a summary of each partitioned election by id.
+     */
     @ReadOperation
+    public Map<String, Object> root() {
+        Map<String, Object> result = new LinkedHashMap<>(elections());
+        Map<String, PartitionsSummary> partitioned = new LinkedHashMap<>();
+        elections
+                .partitionedAsMap()
+                .forEach(
+                        (id, election) ->
+                                partitioned.put(
+                                        id,
+                                        new PartitionsSummary(
+                                                election.name(),
+                                                election.partitionCount(),
+                                                election.members(),
+                                                List.copyOf(election.owned()))));
+        if (!partitioned.isEmpty()) {
+            result.put(Elections.PARTITIONS, partitioned);
+        }
+        return result;
+    }
+
+    /** Returns every election's state, by election id (the root without the partitions). */
     public Map<String, ElectionDescriptor> elections() {
         Map<String, ElectionDescriptor> result = new LinkedHashMap<>();
         List<SlotJobs.JobView> jobs = jobs();
@@ -99,6 +132,75 @@ public class RedleaseEndpoint {
                 .map(found -> withLifecycles(id.isEmpty() ? Elections.DEFAULT : id, found))
                 .orElse(null);
     }
+
+    /**
+     * Returns a partitioned election's assignment across instances, read from Redis ({@code
+     * redlease/partitions/<id>}; two round trips per partition).
+     *
+     * @param kind {@code partitions}
+     * @param id the partitioned election's id
+     * @return the assignment, or {@code null} (HTTP 404) when there is no such partitioned election
+     */
+    @ReadOperation
+    public @Nullable PartitionsDescriptor partitions(@Selector String kind, @Selector String id) {
+        PartitionedElection election =
+                Elections.PARTITIONS.equals(kind) ? elections.partitionedAsMap().get(id) : null;
+        if (election == null) {
+            return null;
+        }
+        List<PartitionHolder> holders = List.of();
+        String error = null;
+        try {
+            holders = election.holders();
+        } catch (RuntimeException ex) {
+            error = ex.getClass().getSimpleName();
+        }
+        return new PartitionsDescriptor(
+                election.name(),
+                election.instanceId(),
+                election.isRunning(),
+                election.partitionCount(),
+                List.copyOf(election.owned()),
+                election.share(),
+                election.members(),
+                holders,
+                error);
+    }
+
+    /**
+     * A partitioned election as the endpoint's root lists it.
+     *
+     * @param name the name shared in Redis
+     * @param partitions the partition count
+     * @param members the live members as this instance last counted them
+     * @param owned the partitions this instance holds
+     */
+    public record PartitionsSummary(
+            String name, int partitions, List<String> members, List<Integer> owned) {}
+
+    /**
+     * A partitioned election's assignment.
+     *
+     * @param name the name shared in Redis
+     * @param instanceId this instance's id
+     * @param running whether this instance takes part
+     * @param partitions the partition count
+     * @param owned the partitions this instance holds
+     * @param share this instance's fair share (-1 before its first balancing round)
+     * @param members the live members as this instance last counted them
+     * @param holders each partition's holder and newest token, as Redis has them
+     * @param holdersError why the holders could not be read, if they could not
+     */
+    public record PartitionsDescriptor(
+            String name,
+            String instanceId,
+            boolean running,
+            int partitions,
+            List<Integer> owned,
+            int share,
+            List<String> members,
+            List<PartitionHolder> holders,
+            @Nullable String holdersError) {}
 
     /**
      * Makes this instance resign its term of an election, so another instance takes over.

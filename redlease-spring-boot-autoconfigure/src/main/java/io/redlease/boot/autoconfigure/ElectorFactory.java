@@ -137,11 +137,16 @@ final class ElectorFactory {
      * the release's own bound (one renew interval), but at least half the phase.
      */
     private Duration drainTimeout(@Nullable Election election) {
-        Duration ttl = pick(election == null ? null : election.getTtl(), properties.getTtl());
-        Duration renew =
+        return drainTimeout(
+                pick(election == null ? null : election.getTtl(), properties.getTtl()),
                 pick(
                         election == null ? null : election.getRenewInterval(),
-                        properties.getRenewInterval());
+                        properties.getRenewInterval()));
+    }
+
+    /** Returns the drain timeout for an election with these timings (null: the default). */
+    Duration drainTimeout(@Nullable Duration ttl, @Nullable Duration renewInterval) {
+        Duration renew = renewInterval;
         if (renew == null || renew.isZero() || renew.isNegative()) {
             renew = (ttl == null || ttl.isZero() ? ElectorConfig.DEFAULT_TTL : ttl).dividedBy(3);
         }
@@ -149,6 +154,11 @@ final class ElectorFactory {
         Duration release = renew.compareTo(half) < 0 ? renew : half;
         Duration drain = shutdownPhaseTimeout.minus(release);
         return drain.isNegative() ? Duration.ZERO : drain;
+    }
+
+    /** Returns the executor for observer callbacks and events, or null for the engine's. */
+    @Nullable Executor callbackExecutor() {
+        return callbackExecutor;
     }
 
     private StringRedisTemplate template() {

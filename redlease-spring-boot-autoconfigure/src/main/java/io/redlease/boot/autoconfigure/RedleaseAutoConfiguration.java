@@ -5,6 +5,8 @@ import io.redlease.core.Elections;
 import io.redlease.core.Elector;
 import io.redlease.core.LeaderTask;
 import io.redlease.core.LeadershipContext;
+import io.redlease.core.partition.PartitionedElection;
+import io.redlease.core.scheduling.SlotJobs;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -14,10 +16,12 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandidate;
+import org.springframework.boot.autoconfigure.condition.SearchStrategy;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.context.ApplicationEventPublisher;
@@ -30,12 +34,17 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 /**
  * Auto-configuration of redlease leader election: one {@link Elector} per configured election over
  * the application's {@link RedisConnectionFactory}, the {@link Elections} registry, {@link
- * LeadershipContext}, leadership events and logging, and the lifecycle that starts the elections
- * when the context is refreshed and steps them down on shutdown.
+ * LeadershipContext}, leadership events and logging, the partitioned elections of {@code
+ * redlease.partitions.<id>} (held by the registry, with their events), and the lifecycles that
+ * start the elections when the context is refreshed and step them down on shutdown.
  *
  * <p>The main election's elector is the {@code redleaseElector} bean, replaced by any {@link
  * Elector} bean of the application; {@link ElectorCustomizer} beans adjust every elector the
  * auto-configuration builds. {@link LeaderTask} beans run in every term of the main election.
+ *
+ * <p>The lifecycles belong to the context that defines the {@link Elections}: a child context that
+ * finds its parent's registry starts and stops nothing, so closing it leaves the parent's elections
+ * running.
  *
  * <p>It backs off unless the application has exactly one {@link RedisConnectionFactory} (or one
  * marked primary). Without elections, a bean with {@code @LeaderOnly} methods fails startup rather
@@ -101,13 +110,27 @@ public final class RedleaseAutoConfiguration {
     }
 
     @Bean
+    PartitionedElectionFactory redleasePartitionedElectionFactory(
+            RedleaseProperties properties,
+            ElectorFactory electorFactory,
+            RedisConnectionFactory connectionFactory,
+            ApplicationEventPublisher publisher,
+            ObjectProvider<SlotJobs> slotJobs) {
+        return new PartitionedElectionFactory(
+                properties, electorFactory, connectionFactory, publisher, slotJobs::getIfUnique);
+    }
+
+    @Bean
     @ConditionalOnMissingBean
     Elections redleaseElections(
             ObjectProvider<Elector> elector,
             ElectorFactory electorFactory,
+            PartitionedElectionFactory partitionsFactory,
+            ObjectProvider<Elections> self,
             RedleaseProperties properties) {
         Map<String, Elector> electors = new LinkedHashMap<>();
-        electors.put(Elections.DEFAULT, elector.getObject());
+        Elector main = elector.getObject();
+        electors.put(Elections.DEFAULT, main);
         for (String id : properties.getElections().keySet()) {
             if (Elections.DEFAULT.equals(id)) {
                 throw new InvalidRedleasePropertyException(
@@ -118,9 +141,30 @@ public final class RedleaseAutoConfiguration {
                                 + " choose another id.",
                         null);
             }
+            if (Elections.PARTITIONS.equals(id)) {
+                throw new InvalidRedleasePropertyException(
+                        "redlease.elections." + id,
+                        id,
+                        "'"
+                                + Elections.PARTITIONS
+                                + "' is reserved: health details and the redlease endpoint list"
+                                + " the partitioned elections under it",
+                        "Choose another id for this election.",
+                        null);
+            }
             electors.put(id, electorFactory.create(id));
         }
-        return Elections.of(electors);
+        Map<String, PartitionedElection> partitioned =
+                partitionsFactory.createAll(main.instanceId(), self::getObject);
+        ElectionNames.check(electors, partitioned);
+        return Elections.of(electors, partitioned);
+    }
+
+    @Bean
+    @ConditionalOnBean(value = Elections.class, search = SearchStrategy.CURRENT)
+    PartitionsLifecycle redleasePartitionsLifecycle(
+            Elections elections, PartitionedElectionFactory partitionsFactory) {
+        return new PartitionsLifecycle(elections, partitionsFactory::autoStartup);
     }
 
     @Bean
@@ -130,6 +174,7 @@ public final class RedleaseAutoConfiguration {
     }
 
     @Bean
+    @ConditionalOnBean(value = Elections.class, search = SearchStrategy.CURRENT)
     RedleaseLifecycle redleaseLifecycle(
             Elections elections, ElectorFactory electorFactory, ObjectProvider<LeaderTask> tasks) {
         List<LeaderTask> leaderTasks = tasks.orderedStream().toList();

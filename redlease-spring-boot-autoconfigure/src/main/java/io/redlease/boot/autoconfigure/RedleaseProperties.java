@@ -58,6 +58,9 @@ public class RedleaseProperties {
     /** Extra elections, by id; each inherits the settings it does not set. */
     private Map<String, Election> elections = new LinkedHashMap<>();
 
+    /** Partitioned elections, by id; each inherits the timings it does not set. */
+    private Map<String, RedleasePartitionProperties> partitions = new LinkedHashMap<>();
+
     /** Defaults of once-per-slot scheduled jobs ({@code @LeaderOnly(oncePerSlot = true)}). */
     private final Scheduling scheduling = new Scheduling();
 
@@ -145,6 +148,14 @@ public class RedleaseProperties {
 
     public Map<String, Election> getElections() {
         return elections;
+    }
+
+    public Map<String, RedleasePartitionProperties> getPartitions() {
+        return partitions;
+    }
+
+    public void setPartitions(Map<String, RedleasePartitionProperties> partitions) {
+        this.partitions = partitions;
     }
 
     public Scheduling getScheduling() {

@@ -3,6 +3,7 @@ package io.redlease.boot.health;
 import io.redlease.boot.lifecycle.LeaderLifecycles;
 import io.redlease.core.Elections;
 import io.redlease.core.Elector;
+import io.redlease.core.partition.PartitionedElection;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -19,7 +20,11 @@ import org.springframework.boot.health.contributor.Health;
  * <p>Details, per election id: the election name, this instance's id, its role ({@code leader},
  * {@code follower} or {@code stopped}) and, when leading, the token; when Redis cannot be reached,
  * the error (with any credentials in URLs masked); under {@code lifecycles}, each leader-only
- * lifecycle bean or listener container and whether it runs (they do not change the status).
+ * lifecycle bean or listener container and whether it runs (they do not change the status). Under
+ * {@code partitions} (an id no election may have), per partitioned election id: its name, this
+ * instance's id, whether it runs, the partition count, the partitions this instance owns, its fair
+ * share and the live members it counts; a failed balancing round (Redis unreachable) makes the
+ * status DOWN. How many partitions an instance owns never changes the status.
  */
 public class RedleaseHealthIndicator extends AbstractHealthIndicator {
 
@@ -72,6 +77,28 @@ public class RedleaseHealthIndicator extends AbstractHealthIndicator {
             }
             LifecycleDetails.put(lifecycles, entry.getKey(), election);
             details.put(entry.getKey(), election);
+        }
+        Map<String, Object> partitions = new LinkedHashMap<>();
+        for (Map.Entry<String, PartitionedElection> entry :
+                elections.partitionedAsMap().entrySet()) {
+            PartitionedElection election = entry.getValue();
+            Map<String, Object> partitioned = new LinkedHashMap<>();
+            partitioned.put("name", election.name());
+            partitioned.put("instanceId", election.instanceId());
+            partitioned.put("running", election.isRunning());
+            partitioned.put("partitions", election.partitionCount());
+            partitioned.put("owned", election.owned());
+            partitioned.put("share", election.share());
+            partitioned.put("members", election.members());
+            Optional<Throwable> failure = election.redisFailure();
+            if (failure.isPresent()) {
+                down = true;
+                partitioned.put("error", describe(failure.get()));
+            }
+            partitions.put(entry.getKey(), partitioned);
+        }
+        if (!partitions.isEmpty()) {
+            details.put(Elections.PARTITIONS, partitions);
         }
         (down ? builder.down() : builder.up()).withDetails(details);
     }

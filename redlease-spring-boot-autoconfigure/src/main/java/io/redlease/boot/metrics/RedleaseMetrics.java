@@ -49,7 +49,12 @@ import org.jspecify.annotations.Nullable;
  *       a renewal sent that Redis accepted), 0 when not leading; near the time to live it says
  *       renewals are late;
  *   <li>{@value #LEASE_TTL}: gauge, the election's lease time to live in seconds, registered once
- *       {@link #leaseTtl} reports it, so that alerts can compare times with it.
+ *       {@link #leaseTtl} reports it, so that alerts can compare times with it;
+ *   <li>{@value #LEASE_HELD}: gauge, 1 while this instance sees a valid lease held by anyone
+ *       (itself, another instance, or one that exports nothing such as a Go instance), else 0; read
+ *       from {@link Elector#leaseHeld()}, which takes it from the elector's own acquire and renew
+ *       replies (no extra Redis call), so every instance, leader or follower, tells whether the
+ *       election has a leader. Follows {@value #LEADER} until {@link #lease} names the elector.
  * </ul>
  */
 public final class RedleaseMetrics implements MeterBinder {
@@ -80,6 +85,9 @@ public final class RedleaseMetrics implements MeterBinder {
 
     /** Gauge: the election's lease time to live, in seconds. */
     public static final String LEASE_TTL = "redlease.lease.ttl";
+
+    /** Gauge: 1 while this instance sees a valid lease held by anyone, else 0. */
+    public static final String LEASE_HELD = "redlease.lease.held";
 
     /** Tag of {@value #REDIS_CALLS}: success, failure, applied or rejected. */
     public static final String TAG_OUTCOME = "outcome";
@@ -296,6 +304,15 @@ public final class RedleaseMetrics implements MeterBinder {
         /** The elector whose term tells the lease's age, once known. */
         private volatile @Nullable Elector elector;
 
+        /** Returns 1 when a valid lease is held by anyone, as the elector sees it, else 0. */
+        double leaseHeld() {
+            Elector source = elector;
+            if (source == null) {
+                return leader.get();
+            }
+            return source.leaseHeld() ? 1 : 0;
+        }
+
         /** Returns the seconds since the lease was last confirmed, or 0 when not leading. */
         double leaseAge() {
             Elector source = elector;
@@ -357,6 +374,12 @@ public final class RedleaseMetrics implements MeterBinder {
             if (claimCounts != null) {
                 registerClaims(registry, claimCounts);
             }
+            Gauge.builder(LEASE_HELD, this, ElectionMeters::leaseHeld)
+                    .tag(TAG_NAME, name)
+                    .description(
+                            "Whether this instance sees a valid lease held by anyone (1) or not"
+                                    + " (0)")
+                    .register(registry);
             Gauge.builder(LEASE_AGE, this, ElectionMeters::leaseAge)
                     .tag(TAG_NAME, name)
                     .description(

@@ -4,6 +4,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.redlease.boot.autoconfigure.ElectorCustomizer;
 import io.redlease.boot.autoconfigure.RedleaseAutoConfiguration;
+import io.redlease.boot.metrics.PartitionMetrics;
 import io.redlease.boot.metrics.RedleaseMetrics;
 import io.redlease.boot.metrics.SlotMetrics;
 import io.redlease.core.Elections;
@@ -38,6 +39,12 @@ public final class RedleaseMetricsAutoConfiguration {
     @Bean
     MeterBinder redleaseSlotMetrics(ObjectProvider<SlotJobs> jobs) {
         return registry -> jobs.ifAvailable(found -> new SlotMetrics(found).bindTo(registry));
+    }
+
+    /** Meters of partitioned elections, counted from their events. */
+    @Bean
+    PartitionMetrics redleasePartitionMetrics(ObjectProvider<Elections> elections) {
+        return new PartitionMetrics(elections::getIfAvailable);
     }
 
     @Bean
