@@ -13,13 +13,19 @@ import reactor.core.publisher.Mono;
  * A report per slot of a cron schedule, built in a Reactor pipeline: exactly one per slot across
  * hand-offs and crashes. The slot is marked when the pipeline completes inside the term; the report
  * is appended through the reactive fence, as {@code slot:instance:token}, so a leader whose term is
- * over cannot append one.
+ * over cannot append one. A slot's run can be repeated (a term that ended after the report and
+ * before the mark leaves the slot to the next term), so the report is keyed by its slot.
  */
 @Component
 public class SlotReport {
 
-    /** Appends {@code slot:instance:token} to the list of slot reports. */
-    static final String APPEND = "redis.call('RPUSH', KEYS[2], ARGV[2])";
+    /**
+     * Appends {@code slot:instance:token} to the list of slot reports unless the slot already has
+     * one: a run repeated after its term ended between this write and the slot's mark adds nothing.
+     */
+    static final String APPEND =
+            "if redis.call('SADD', KEYS[3], ARGV[3]) == 1 then"
+                    + " redis.call('RPUSH', KEYS[2], ARGV[2]) end";
 
     private final LeadershipContext leadership;
 
@@ -28,6 +34,8 @@ public class SlotReport {
     private final Duration buildTime;
 
     private final String reportsKey;
+
+    private final String reportedSlotsKey;
 
     public SlotReport(
             LeadershipContext leadership,
@@ -38,6 +46,7 @@ public class SlotReport {
         this.events = events;
         this.buildTime = buildTime;
         this.reportsKey = election + ":slot-reports";
+        this.reportedSlotsKey = election + ":slot-reports:slots";
     }
 
     @Scheduled(cron = "${sample.slot-report.cron:*/5 * * * * *}")
@@ -55,12 +64,13 @@ public class SlotReport {
                                                     .getT2()
                                                     .eval(
                                                             APPEND,
-                                                            List.of(reportsKey),
+                                                            List.of(reportsKey, reportedSlotsKey),
                                                             slot
                                                                     + ":"
                                                                     + leadership.instanceId()
                                                                     + ":"
-                                                                    + token))
+                                                                    + token,
+                                                            String.valueOf(slot)))
                                     .doOnNext(
                                             applied ->
                                                     events.emit(

@@ -84,7 +84,9 @@ class ReactiveJobApplicationTests {
         await().atMost(Duration.ofSeconds(15))
                 .until(() -> redis.opsForList().size(report.reportsKey()) >= 3);
         List<String> reports = redis.opsForList().range(report.reportsKey(), 0, -1);
-        assertThat(reports.stream().map(entry -> entry.split(":")[0])).doesNotHaveDuplicates();
+        assertThat(reports.stream().map(entry -> entry.split(":")[0]))
+                .as("reports %s", reports)
+                .doesNotHaveDuplicates();
         assertThat(reports)
                 .allSatisfy(entry -> assertThat(entry).contains(":reactive-test:"))
                 .anySatisfy(entry -> assertThat(entry).endsWith(":" + token));

@@ -58,7 +58,9 @@ public class ReportPublisher {
         this.publishedKey = election + ":reports";
     }
 
-    @Scheduled(fixedDelayString = "${sample.report.interval:250ms}")
+    @Scheduled(
+            fixedDelayString = "${sample.report.interval:250ms}",
+            initialDelayString = "${sample.report.initial-delay:0ms}")
     @LeaderOnly(interruptOnStepDown = false)
     public void publishNextReport() throws InterruptedException {
         Fencer fencer = leadership.requireFencer();

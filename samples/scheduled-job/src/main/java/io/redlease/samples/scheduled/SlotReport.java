@@ -18,13 +18,19 @@ import org.springframework.stereotype.Component;
  *
  * <p>The report is appended through the fence, as {@code slot:instance:token}, so a leader whose
  * term is over cannot append one; redlease marks the slot complete, also through the fence, when
- * the method returns.
+ * the method returns. A slot's run can be repeated (a term that ended after the report and before
+ * the mark leaves the slot to the next term), so the report is keyed by its slot.
  */
 @Component
 public class SlotReport {
 
-    /** Appends {@code slot:instance:token} to the list of slot reports. */
-    static final String APPEND = "redis.call('RPUSH', KEYS[2], ARGV[2])";
+    /**
+     * Appends {@code slot:instance:token} to the list of slot reports unless the slot already has
+     * one: a run repeated after its term ended between this write and the slot's mark adds nothing.
+     */
+    static final String APPEND =
+            "if redis.call('SADD', KEYS[3], ARGV[3]) == 1 then"
+                    + " redis.call('RPUSH', KEYS[2], ARGV[2]) end";
 
     private final LeadershipContext leadership;
 
@@ -33,6 +39,8 @@ public class SlotReport {
     private final Duration buildTime;
 
     private final String reportsKey;
+
+    private final String reportedSlotsKey;
 
     public SlotReport(
             LeadershipContext leadership,
@@ -44,6 +52,7 @@ public class SlotReport {
         this.events = events;
         this.buildTime = buildTime;
         this.reportsKey = election + ":slot-reports";
+        this.reportedSlotsKey = election + ":slot-reports:slots";
         slotJobs.addListener(
                 (job, slot, result, count) ->
                         events.emit(
@@ -65,10 +74,16 @@ public class SlotReport {
                         + " catchUp="
                         + slot.catchUp());
         Thread.sleep(buildTime.toMillis());
-        fencer.eval(
-                APPEND,
-                List.of(reportsKey),
-                slot.time().toEpochMilli() + ":" + leadership.instanceId() + ":" + fencer.token());
+        long time = slot.time().toEpochMilli();
+        boolean applied =
+                fencer.eval(
+                        APPEND,
+                        List.of(reportsKey, reportedSlotsKey),
+                        time + ":" + leadership.instanceId() + ":" + fencer.token(),
+                        String.valueOf(time));
+        events.emit(
+                applied ? "report-applied" : "report-rejected",
+                "slot=" + time + " token=" + fencer.token());
     }
 
     /** Returns the key of the list of slot reports. */
