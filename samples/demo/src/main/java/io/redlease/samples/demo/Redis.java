@@ -5,14 +5,21 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 
-/** Just enough of a Redis client for the demo: PING, AUTH, LRANGE and DEL over RESP. */
+/**
+ * Just enough of a Redis client for the demo (PING, AUTH, GET, LRANGE, DEL over RESP), and finding
+ * or starting a Redis.
+ */
 final class Redis implements AutoCloseable {
 
     final String url;
@@ -31,6 +38,104 @@ final class Redis implements AutoCloseable {
         this.description = description;
         this.in = new BufferedInputStream(socket.getInputStream());
         this.out = socket.getOutputStream();
+    }
+
+    /**
+     * Finds the Redis to use: {@code REDIS_URL}; else one on 127.0.0.1:6379 unless {@code fresh};
+     * else a throwaway {@code redis-server} or Docker container, added to {@code helpers}.
+     */
+    static Redis find(boolean freshRedis, List<Process> helpers) throws Exception {
+        String url = System.getenv("REDIS_URL");
+        if (url != null && !url.isBlank()) {
+            return connect(URI.create(url), "REDIS_URL " + url, false);
+        }
+        if (!freshRedis) {
+            Optional<Redis> local =
+                    tryConnect("127.0.0.1", 6379, "127.0.0.1:6379 (already running)");
+            if (local.isPresent()) {
+                return local.get();
+            }
+        }
+        int port = freePort();
+        if (onPath("redis-server")) {
+            Path dir = Files.createTempDirectory("redlease-demo-redis");
+            Process server =
+                    new ProcessBuilder(
+                                    "redis-server",
+                                    "--port",
+                                    Integer.toString(port),
+                                    "--bind",
+                                    "127.0.0.1",
+                                    "--save",
+                                    "",
+                                    "--appendonly",
+                                    "no",
+                                    "--dir",
+                                    dir.toString())
+                            .redirectErrorStream(true)
+                            .redirectOutput(dir.resolve("redis.log").toFile())
+                            .start();
+            helpers.add(server);
+            return awaitRedis(port, "a throwaway redis-server on port " + port);
+        }
+        if (onPath("docker")) {
+            Process run =
+                    new ProcessBuilder(
+                                    "docker",
+                                    "run",
+                                    "--rm",
+                                    "-d",
+                                    "--name",
+                                    "redlease-demo-" + port,
+                                    "-p",
+                                    "127.0.0.1:" + port + ":6379",
+                                    "redis:7")
+                            .redirectErrorStream(true)
+                            .start();
+            if (run.waitFor() == 0) {
+                Runtime.getRuntime()
+                        .addShutdownHook(
+                                new Thread(
+                                        () ->
+                                                Console.quietly(
+                                                        "docker",
+                                                        "rm",
+                                                        "-f",
+                                                        "redlease-demo-" + port)));
+                return awaitRedis(port, "a throwaway redis:7 container on port " + port);
+            }
+        }
+        throw new DemoFailure(
+                "no Redis found: set REDIS_URL, start Redis on 127.0.0.1:6379, or install redis-server"
+                        + " (Debian/Ubuntu: apt-get install redis-server) or Docker");
+    }
+
+    private static Redis awaitRedis(int port, String description) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (System.nanoTime() < deadline) {
+            Optional<Redis> redis = tryConnect("127.0.0.1", port, description);
+            if (redis.isPresent()) {
+                return redis.get();
+            }
+            Thread.sleep(100);
+        }
+        throw new DemoFailure("Redis did not start on port " + port);
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();
+        }
+    }
+
+    private static boolean onPath(String command) {
+        for (String dir :
+                System.getenv().getOrDefault("PATH", "").split(java.io.File.pathSeparator)) {
+            if (Files.isExecutable(Path.of(dir, command))) {
+                return true;
+            }
+        }
+        return false;
     }
 
     static Optional<Redis> tryConnect(String host, int port, String description) {
@@ -74,6 +179,10 @@ final class Redis implements AutoCloseable {
             result.add((String) item);
         }
         return result;
+    }
+
+    String get(String key) throws IOException {
+        return (String) command("GET", key);
     }
 
     void delete(String... keys) throws IOException {
