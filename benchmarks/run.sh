@@ -6,6 +6,9 @@
 #   benchmarks/run.sh scale [--elections 10000] ... 10,000 elections in one JVM, a 4 s stall (about 2 min)
 #   benchmarks/run.sh handoff [--handoffs 600] ...  graceful hand-offs in one warm JVM (about 1 min)
 #   benchmarks/run.sh partitions [--trials 5] ...  partitioned leadership rebalancing, 256 x 4 (about 5 min)
+#   benchmarks/run.sh partitions-jvm [--trials 10] ... the same over separate JVMs, with SIGKILL (about 4 min)
+#   benchmarks/run.sh partitions-scale [--partitions 10000] ... threads, heap, Redis load (about 2 min)
+#   benchmarks/run.sh discovery [--trials 10] ...  followers reading a new leader's URL (about 1 min)
 #   benchmarks/run.sh all                          all three, one after another
 # Each writes benchmarks/target/<suite>/summary.md; failover also writes docs/benchmarks-failover.svg.
 # Needs Java 17+, Maven and redis-server on the PATH; starts and ends its own redis-server.
@@ -64,10 +67,13 @@ case "$suite" in
   scale) run io.redlease.benchmarks.scale.ScaleBenchmark "$@" ;;
   handoff) run io.redlease.benchmarks.scale.HandoffBenchmark "$@" ;;
   partitions) run io.redlease.benchmarks.partition.PartitionBenchmark "$@" ;;
+  partitions-scale) run io.redlease.benchmarks.partition.PartitionScaleBenchmark "$@" ;;
+  partitions-jvm) run io.redlease.benchmarks.partition.PartitionJvmBenchmark "$@" ;;
+  discovery) run io.redlease.benchmarks.discovery.DiscoveryBenchmark "$@" ;;
   all)
     run io.redlease.benchmarks.failover.FailoverBenchmark
     run io.redlease.benchmarks.cost.CostBenchmark
     run io.redlease.benchmarks.jmh.JmhSuite
     ;;
-  *) echo "usage: benchmarks/run.sh failover|cost|jmh|scale|handoff|partitions|all [options]" >&2; exit 2 ;;
+  *) echo "usage: benchmarks/run.sh failover|cost|jmh|scale|handoff|partitions|partitions-jvm|partitions-scale|discovery|all [options]" >&2; exit 2 ;;
 esac

@@ -52,7 +52,9 @@ public class AcquireReleaseBenchmark {
 
     @SuppressWarnings("rawtypes")
     private static final RedisScript<List> ACQUIRE =
-            RedisScript.of(coreScript("acquire.lua"), List.class);
+            RedisScript.of(
+                    "local FIXED_KEYS, FIXED_ARGS = 3, 2\n" + coreScript("acquire.lua"),
+                    List.class);
 
     private static final RedisScript<Long> RELEASE =
             RedisScript.of(coreScript("release.lua"), Long.class);

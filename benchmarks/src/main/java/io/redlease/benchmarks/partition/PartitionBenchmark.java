@@ -92,7 +92,7 @@ public final class PartitionBenchmark {
         System.exit(0);
     }
 
-    private static Duration duration(String text) {
+    static Duration duration(String text) {
         return text.endsWith("ms")
                 ? Duration.ofMillis(Long.parseLong(text.substring(0, text.length() - 2)))
                 : text.endsWith("s")

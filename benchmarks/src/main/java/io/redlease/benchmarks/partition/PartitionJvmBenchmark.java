@@ -1,0 +1,318 @@
+package io.redlease.benchmarks.partition;
+
+import io.redlease.benchmarks.support.BenchRedis;
+import io.redlease.benchmarks.support.ChildJvm;
+import io.redlease.benchmarks.support.EventBoard;
+import io.redlease.benchmarks.support.Machine;
+import io.redlease.core.partition.PartitionedElection;
+import io.redlease.core.partition.PartitionedElectionConfig;
+import io.redlease.test.RedisServer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+/**
+ * Rebalancing of a partitioned election over instances in separate JVMs ({@link PartitionMember}
+ * children, library defaults apart from the time to live), watched from Redis itself: the harness
+ * reads every partition's {@code :leader} key (one {@code MGET}, every 5 ms) and calls the
+ * partitions balanced when each is held by a live instance and the live instances' counts differ by
+ * at most one. Moves are the terms won meanwhile: the sum of the partitions' {@code :fence}
+ * counters' increase (every term won increments its partition's counter once).
+ *
+ * <p>Each trial, on a fresh election: 3 instances start together (cold start); a fourth starts
+ * (join, timed from its {@code STARTING} stamp); one of the first three closes (graceful leave,
+ * timed from its {@code LEAVING} stamp); a fifth starts (a second join); one instance's JVM gets
+ * {@code SIGKILL} (timed from the kill). Times come from {@link System#nanoTime()}, one clock for
+ * every process on Linux.
+ *
+ * <p>Usage: {@code PartitionJvmBenchmark [--trials 5] [--partitions 256] [--ttl 5s] [--out
+ * benchmarks/target/partitions-jvm]}.
+ */
+public final class PartitionJvmBenchmark {
+
+    private static final List<String> CHILD_JVM_ARGS =
+            List.of(
+                    "-Xmx256m",
+                    "-XX:+UseSerialGC",
+                    "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
+
+    private static final Duration WAIT = Duration.ofSeconds(60);
+
+    private final RedisServer redis;
+
+    private final StringRedisTemplate template;
+
+    private final int partitions;
+
+    private final Duration ttl;
+
+    private final Path out;
+
+    private final EventBoard board = new EventBoard();
+
+    private final Map<String, List<Result>> results = new HashMap<>();
+
+    private PartitionJvmBenchmark(RedisServer redis, int partitions, Duration ttl, Path out) {
+        this.redis = redis;
+        LettuceConnectionFactory factory = BenchRedis.lettuce(redis.port());
+        this.template = new StringRedisTemplate(factory);
+        template.afterPropertiesSet();
+        this.partitions = partitions;
+        this.ttl = ttl;
+        this.out = out;
+    }
+
+    public static void main(String[] args) throws Exception {
+        int trials = 5;
+        int partitions = 256;
+        Duration ttl = Duration.ofSeconds(5);
+        Path out = Path.of("benchmarks/target/partitions-jvm");
+        for (int i = 0; i < args.length; i += 2) {
+            switch (args[i]) {
+                case "--trials" -> trials = Integer.parseInt(args[i + 1]);
+                case "--partitions" -> partitions = Integer.parseInt(args[i + 1]);
+                case "--ttl" -> ttl = PartitionBenchmark.duration(args[i + 1]);
+                case "--out" -> out = Path.of(args[i + 1]);
+                default -> throw new IllegalArgumentException("unknown option " + args[i]);
+            }
+        }
+        try (RedisServer redis = BenchRedis.start()) {
+            new PartitionJvmBenchmark(redis, partitions, ttl, out).run(trials);
+        }
+        System.exit(0);
+    }
+
+    private void run(int trials) throws Exception {
+        for (int t = 1; t <= trials; t++) {
+            trial("bench-partitions-jvm-" + t);
+            System.out.println("trial " + t + ": " + results);
+        }
+        PartitionedElectionConfig sample =
+                PartitionedElectionConfig.builder("sample", partitions).ttl(ttl).build();
+        StringBuilder md = new StringBuilder();
+        md.append("# Partitioned leadership: rebalancing, separate JVMs\n\n")
+                .append(partitions)
+                .append(" partitions, one JVM per instance, ")
+                .append(trials)
+                .append(" trials; TTL ")
+                .append(sample.ttl().toMillis())
+                .append(" ms, renew interval ")
+                .append(sample.renewInterval().toMillis())
+                .append(" ms, balance interval ")
+                .append(sample.balanceInterval().toMillis())
+                .append(" ms, settle ")
+                .append(sample.settle().toMillis())
+                .append(" ms (defaults).\n\n");
+        Machine.describe(redis)
+                .forEach((k, v) -> md.append("- ").append(k).append(": ").append(v).append('\n'));
+        md.append(
+                        "\n| Event | samples | time p50 | time max | moves p50 | moves max | first"
+                                + " change p50 / max | longest free p50 / max |\n")
+                .append("|---|---|---|---|---|---|---|---|\n");
+        for (String event :
+                List.of("cold start, 3 together", "join", "graceful leave", "SIGKILL")) {
+            row(md, event, results.getOrDefault(event, List.of()));
+        }
+        Files.createDirectories(out);
+        Files.writeString(out.resolve("summary.md"), md.toString(), StandardCharsets.UTF_8);
+        System.out.println(md);
+    }
+
+    private static void row(StringBuilder md, String event, List<Result> sample) {
+        long[] millis = sample.stream().mapToLong(Result::millis).sorted().toArray();
+        long[] moves = sample.stream().mapToLong(Result::moves).sorted().toArray();
+        long[] first = sample.stream().mapToLong(Result::firstChange).sorted().toArray();
+        long[] pickUp = sample.stream().mapToLong(Result::pickUp).sorted().toArray();
+        if (millis.length == 0) {
+            return;
+        }
+        int mid = (millis.length - 1) / 2;
+        int last = millis.length - 1;
+        md.append(
+                String.format(
+                        "| %s | %d | %d ms | %d ms | %d | %d | %d / %d ms | %d / %d ms |%n",
+                        event,
+                        millis.length,
+                        millis[mid],
+                        millis[last],
+                        moves[mid],
+                        moves[last],
+                        first[mid],
+                        first[last],
+                        pickUp[mid],
+                        pickUp[last]));
+    }
+
+    private void trial(String name) throws Exception {
+        List<ChildJvm> children = new ArrayList<>();
+        try {
+            for (int i = 0; i < 5; i++) {
+                children.add(member(name, i));
+            }
+            for (ChildJvm child : children) {
+                board.await(child, "READY", name, WAIT);
+            }
+            long[] fences = fences(name);
+            for (int i = 0; i < 3; i++) {
+                children.get(i).send("start");
+            }
+            long cold = board.await(children.get(0), "STARTING", name, WAIT).nanos();
+            record("cold start, 3 together", name, Set.of("i0", "i1", "i2"), cold, fences);
+
+            fences = fences(name);
+            children.get(3).send("start");
+            long joined = board.await(children.get(3), "STARTING", name, WAIT).nanos();
+            record("join", name, Set.of("i0", "i1", "i2", "i3"), joined, fences);
+
+            fences = fences(name);
+            children.get(1).send("leave");
+            long leaving = board.await(children.get(1), "LEAVING", name, WAIT).nanos();
+            record("graceful leave", name, Set.of("i0", "i2", "i3"), leaving, fences);
+            board.await(children.get(1), "LEFT", name, WAIT);
+
+            fences = fences(name);
+            children.get(4).send("start");
+            joined = board.await(children.get(4), "STARTING", name, WAIT).nanos();
+            record("join", name, Set.of("i0", "i2", "i3", "i4"), joined, fences);
+
+            fences = fences(name);
+            long killed = System.nanoTime();
+            children.get(3).kill();
+            record("SIGKILL", name, Set.of("i0", "i2", "i4"), killed, fences);
+        } finally {
+            children.forEach(ChildJvm::close);
+            board.forget(name);
+        }
+    }
+
+    private ChildJvm member(String name, int index) {
+        return ChildJvm.start(
+                name + "-i" + index,
+                CHILD_JVM_ARGS,
+                PartitionMember.class,
+                List.of(
+                        Integer.toString(redis.port()),
+                        name,
+                        "i" + index,
+                        Integer.toString(partitions),
+                        Long.toString(ttl.toMillis())),
+                board,
+                out.resolve("logs"));
+    }
+
+    private void record(String event, String name, Set<String> live, long since, long[] fences)
+            throws Exception {
+        long[] phases = awaitBalanced(name, live, since);
+        long took = phases[0];
+        long[] after = fences(name);
+        long moves = 0;
+        for (int p = 0; p < partitions; p++) {
+            moves += after[p] - fences[p];
+        }
+        results.computeIfAbsent(event, e -> new ArrayList<>())
+                .add(
+                        new Result(
+                                TimeUnit.NANOSECONDS.toMillis(took),
+                                moves,
+                                TimeUnit.NANOSECONDS.toMillis(phases[1]),
+                                TimeUnit.NANOSECONDS.toMillis(phases[2])));
+    }
+
+    /**
+     * Polls the leases every 5 ms until balanced over the live instances; returns the time, the
+     * time until the first lease changed hands or fell free, and the longest a lease stayed free
+     * (the pick-up of a released or lapsed partition; 0 for partitions never seen free).
+     */
+    private long[] awaitBalanced(String name, Set<String> live, long since) throws Exception {
+        long deadline = since + WAIT.toNanos();
+        List<String> keys = keys(name, ":leader");
+        List<String> first = null;
+        long firstChange = -1;
+        long[] freeSince = new long[partitions];
+        long longestFree = 0;
+        while (true) {
+            List<String> holders = template.opsForValue().multiGet(keys);
+            long now = System.nanoTime();
+            if (first == null) {
+                first = holders;
+            } else if (firstChange < 0 && !holders.equals(first)) {
+                firstChange = now - since;
+            }
+            for (int p = 0; p < partitions; p++) {
+                if (holders.get(p) == null && freeSince[p] == 0) {
+                    freeSince[p] = now;
+                } else if (holders.get(p) != null && freeSince[p] != 0) {
+                    longestFree = Math.max(longestFree, now - freeSince[p]);
+                    freeSince[p] = 0;
+                }
+            }
+            if (balanced(holders, live)) {
+                return new long[] {now - since, Math.max(firstChange, 0), longestFree};
+            }
+            if (now > deadline) {
+                throw new TimeoutException(name + " not balanced over " + live + ": " + holders);
+            }
+            Thread.sleep(5); // polling a condition in a benchmark harness
+        }
+    }
+
+    private static boolean balanced(List<String> holders, Set<String> live) {
+        Map<String, Integer> counts = new HashMap<>();
+        live.forEach(id -> counts.put(id, 0));
+        for (String holder : holders) {
+            if (holder == null || !live.contains(holder)) {
+                return false;
+            }
+            counts.merge(holder, 1, Integer::sum);
+        }
+        int min = counts.values().stream().mapToInt(Integer::intValue).min().orElse(0);
+        int max = counts.values().stream().mapToInt(Integer::intValue).max().orElse(0);
+        return max - min <= 1;
+    }
+
+    private long[] fences(String name) {
+        List<String> values = template.opsForValue().multiGet(keys(name, ":fence"));
+        long[] fences = new long[partitions];
+        for (int p = 0; p < partitions; p++) {
+            String value = values.get(p);
+            fences[p] = value == null ? 0 : Long.parseLong(value);
+        }
+        return fences;
+    }
+
+    private List<String> keys(String name, String suffix) {
+        List<String> keys = new ArrayList<>(partitions);
+        for (int p = 0; p < partitions; p++) {
+            keys.add(PartitionedElection.electionName(name, p) + suffix);
+        }
+        return keys;
+    }
+
+    /**
+     * One event: time to balanced, moves, time to the first lease that changed hands or fell free,
+     * and the longest a lease stayed free.
+     */
+    private record Result(long millis, long moves, long firstChange, long pickUp) {
+        @Override
+        public String toString() {
+            return millis
+                    + " ms / "
+                    + moves
+                    + " moves (first change "
+                    + firstChange
+                    + " ms, longest free "
+                    + pickUp
+                    + " ms)";
+        }
+    }
+}
