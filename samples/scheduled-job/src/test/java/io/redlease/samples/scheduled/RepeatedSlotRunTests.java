@@ -2,8 +2,8 @@ package io.redlease.samples.scheduled;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
-import static org.mockito.ArgumentMatchers.anyString;
-import static org.mockito.Mockito.doAnswer;
+import static org.mockito.Mockito.mock;
+import static org.mockito.Mockito.withSettings;
 
 import io.redlease.boot.test.RedleaseTester;
 import io.redlease.boot.test.TestRedis;
@@ -13,13 +13,17 @@ import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
+import org.mockito.invocation.InvocationOnMock;
 import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.context.TestConfiguration;
+import org.springframework.context.annotation.Bean;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
-import org.springframework.test.context.bean.override.mockito.MockitoSpyBean;
 
 /**
  * A slot whose report was written but whose term ended before the slot was marked is run again by
@@ -38,12 +42,17 @@ class RepeatedSlotRunTests {
 
     private static final String NAME = "{scheduled-repeat-" + System.nanoTime() + "}";
 
+    /** Every event emitted, as {@code "<event> <details>"}. */
+    private static final Queue<String> emitted = new ConcurrentLinkedQueue<>();
+
+    /** What the test does when a report was applied (called with its details). */
+    private static final AtomicReference<Consumer<String>> onReportApplied =
+            new AtomicReference<>(details -> {});
+
     @DynamicPropertySource
     static void election(DynamicPropertyRegistry registry) {
         registry.add("redlease.name", () -> NAME);
     }
-
-    @MockitoSpyBean private DemoEvents events;
 
     @Autowired private Elector elector;
 
@@ -55,23 +64,15 @@ class RepeatedSlotRunTests {
 
     @Test
     void aSlotRunAgainAfterItsTermEndedBetweenTheReportAndTheMarkIsReportedOnce() {
-        Queue<String> emitted = new ConcurrentLinkedQueue<>();
         AtomicReference<String> cutShort = new AtomicReference<>();
         AtomicReference<RedleaseTester.ForeignLease> stolen = new AtomicReference<>();
-        doAnswer(
-                        invocation -> {
-                            String event = invocation.getArgument(0);
-                            String details = invocation.getArgument(1);
-                            emitted.add(event + " " + details);
-                            if (event.equals("report-applied")
-                                    && cutShort.compareAndSet(null, slotOf(details))) {
-                                // Written; the lease goes before the run completes and marks.
-                                stolen.set(tester.stealLease(Duration.ofMinutes(1)));
-                            }
-                            return invocation.callRealMethod();
-                        })
-                .when(events)
-                .emit(anyString(), anyString());
+        onReportApplied.set(
+                details -> {
+                    if (cutShort.compareAndSet(null, slotOf(details))) {
+                        // Written; the lease goes before the run completes and marks.
+                        stolen.set(tester.stealLease(Duration.ofMinutes(1)));
+                    }
+                });
 
         long first = tester.awaitLeadership().token();
         await().atMost(Duration.ofSeconds(15)).until(() -> stolen.get() != null);
@@ -92,6 +93,46 @@ class RepeatedSlotRunTests {
                 .singleElement()
                 .isEqualTo(slot + ":repeat-test:" + first);
         assertThat(reports.stream().map(entry -> entry.split(":")[0])).doesNotHaveDuplicates();
+    }
+
+    /**
+     * Records every event the application emits and hands each applied report to {@link
+     * #onReportApplied}. The events bean is wrapped before anything uses it, and nothing is stubbed
+     * later: stubbing a spy while the scheduler's and the callbacks' threads call it is not safe
+     * (in one CI run such a call took the stubbing, so the lease was never taken away).
+     */
+    @TestConfiguration(proxyBeanMethods = false)
+    static class RecordEvents {
+
+        @Bean
+        static BeanPostProcessor recordingEvents() {
+            return new BeanPostProcessor() {
+                @Override
+                public Object postProcessAfterInitialization(Object bean, String beanName) {
+                    if (!(bean instanceof DemoEvents)) {
+                        return bean;
+                    }
+                    return mock(
+                            DemoEvents.class,
+                            withSettings()
+                                    .spiedInstance(bean)
+                                    .stubOnly()
+                                    .defaultAnswer(RepeatedSlotRunTests::record));
+                }
+            };
+        }
+    }
+
+    private static Object record(InvocationOnMock invocation) throws Throwable {
+        if (invocation.getMethod().getName().equals("emit")) {
+            String event = invocation.getArgument(0);
+            String details = invocation.getArgument(1);
+            emitted.add(event + " " + details);
+            if (event.equals("report-applied")) {
+                onReportApplied.get().accept(details);
+            }
+        }
+        return invocation.callRealMethod();
     }
 
     private static String slotOf(String details) {
