@@ -38,9 +38,8 @@ class OrderConsumer {
     void consume(String order) {
         Fencer fencer = leadership.requireFencer();
         if (!fencer.eval(APPLY_ONCE, keys, order)) {
-            // Refused: a newer term exists. Throwing rejects the message, so the broker requeues
-            // it and the new leader applies it; returning would acknowledge it, and it would be
-            // lost.
+            // Refused: a newer term exists. Throwing rejects the message, and the broker
+            // requeues it for the new leader; returning would acknowledge it: it would be lost.
             throw new IllegalStateException("term " + fencer.token() + " is over; requeueing");
         }
     }
