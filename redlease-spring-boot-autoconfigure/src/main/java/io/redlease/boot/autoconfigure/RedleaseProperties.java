@@ -1,7 +1,6 @@
 package io.redlease.boot.autoconfigure;
 
 import io.redlease.core.scheduling.MissedSlots;
-import io.redlease.core.scheduling.SlotJobs;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -224,7 +223,8 @@ public class RedleaseProperties {
          * The most missed slots RUN_ALL runs at once, and how many slots a leader may fall behind
          * before it drops the oldest. From 1 to 1000.
          */
-        private int maxCatchUp = SlotJobs.DEFAULT_MAX_CATCH_UP;
+        // SlotJobs.DEFAULT_MAX_CATCH_UP, written out so that the configuration metadata has it.
+        private int maxCatchUp = 10;
 
         public MissedSlots getMissedSlots() {
             return missedSlots;

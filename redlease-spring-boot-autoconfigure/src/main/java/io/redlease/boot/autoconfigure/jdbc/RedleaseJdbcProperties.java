@@ -1,7 +1,5 @@
 package io.redlease.boot.autoconfigure.jdbc;
 
-import io.redlease.jdbc.FenceClaims;
-import io.redlease.jdbc.FenceTable;
 import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -18,7 +16,8 @@ public class RedleaseJdbcProperties {
     private DatabaseInitializationMode initializeSchema = DatabaseInitializationMode.EMBEDDED;
 
     /** Name of the fence table, optionally schema-qualified. */
-    private String tableName = FenceTable.DEFAULT_NAME;
+    // FenceTable.DEFAULT_NAME, written out so that the configuration metadata has it.
+    private String tableName = "redlease_fence";
 
     /**
      * Database platform whose schema script creates the fence table (postgresql, mysql, h2,
@@ -42,7 +41,8 @@ public class RedleaseJdbcProperties {
      * How long a newly elected term's claim of the fence row waits for the row's lock before it is
      * retried (whole seconds, at least 1s).
      */
-    private Duration claimTimeout = FenceClaims.DEFAULT_TIMEOUT;
+    // FenceClaims.DEFAULT_TIMEOUT, written out so that the configuration metadata has it.
+    private Duration claimTimeout = Duration.ofSeconds(5);
 
     public DatabaseInitializationMode getInitializeSchema() {
         return initializeSchema;

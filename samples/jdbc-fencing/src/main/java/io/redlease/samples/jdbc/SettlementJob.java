@@ -23,6 +23,7 @@ public class SettlementJob {
         this.leadership = leadership;
     }
 
+    // tag::job[]
     @Scheduled(fixedDelayString = "${sample.interval:1s}")
     @LeaderOnly
     public void settle() {
@@ -38,4 +39,5 @@ public class SettlementJob {
                             + "): a newer leader committed first; rolled back");
         }
     }
+    // end::job[]
 }

@@ -42,8 +42,9 @@ public class Settlements {
      * @throws io.redlease.jdbc.FencedOutException if a newer term has committed (rolled back)
      * @throws io.redlease.jdbc.UnfencedTransactionException if no term is bound (nothing ran)
      */
+    // tag::fenced-transaction[]
     @Transactional
-    @Fenced
+    @Fenced // or @Fenced("audit") for another election
     public LedgerEntry settle(String note) {
         long token = leadership.token().orElseThrow();
         Account account = accounts.findById(accountId).orElseGet(() -> new Account(accountId));
@@ -51,6 +52,8 @@ public class Settlements {
         accounts.save(account);
         return ledger.save(new LedgerEntry(accountId, AMOUNT, token, note));
     }
+
+    // end::fenced-transaction[]
 
     public String accountId() {
         return accountId;
