@@ -37,7 +37,12 @@ public final class SlotLedger {
         }
         this.elector = elector;
         this.job = job;
-        this.key = elector.name() + ":slots:" + job;
+        this.key = keyPrefix(elector.name()) + job;
+    }
+
+    /** Returns what the keys of an election's ledgers start with. */
+    static String keyPrefix(String name) {
+        return name + ":slots:";
     }
 
     /** Returns the job's id. */
@@ -65,6 +70,7 @@ public final class SlotLedger {
      *     one; null when they depend on none
      * @return the ledger as the term found it, or empty when a newer term exists or Redis no longer
      *     holds the term's lease for this instance
+     * @throws FenceOutcomeUnknownException when no reply came by the term's deadline
      */
     public Optional<State> claim(Term term, Instant since, @Nullable ZoneId zone) {
         return claim(term, since, zone, null);
@@ -80,14 +86,23 @@ public final class SlotLedger {
      */
     public Optional<State> claim(
             Term term, Instant since, @Nullable ZoneId zone, @Nullable Instant epoch) {
+        long token = tokenOf(term);
         Map<String, String> fields =
-                elector.protocol()
-                        .claimLedger(
-                                tokenOf(term),
-                                key,
-                                since.toEpochMilli(),
-                                zone == null ? "" : zone.getId(),
-                                epoch == null ? "" : Long.toString(epoch.toEpochMilli()));
+                LeaseProtocol.claimedLedger(
+                        elector.fencedWrites()
+                                .await(
+                                        elector.protocol()
+                                                .claimLedger(
+                                                        token,
+                                                        key,
+                                                        since.toEpochMilli(),
+                                                        zone == null ? "" : zone.getId(),
+                                                        epoch == null
+                                                                ? ""
+                                                                : Long.toString(
+                                                                        epoch.toEpochMilli())),
+                                        token,
+                                        term));
         return fields == null ? Optional.empty() : Optional.of(State.of(fields));
     }
 
@@ -97,16 +112,24 @@ public final class SlotLedger {
      *
      * @param start the start of a fixed rate's slots, kept only if none is set yet
      * @return what became of the mark
+     * @throws FenceOutcomeUnknownException when no reply came by the term's deadline: the slot may
+     *     or may not be marked
      */
     public Mark mark(Term term, Instant slot, Instant completedAt, Instant start) {
-        long reply =
-                elector.protocol()
-                        .markSlot(
-                                tokenOf(term),
-                                key,
-                                slot.toEpochMilli(),
-                                completedAt.toEpochMilli(),
-                                start.toEpochMilli());
+        long token = tokenOf(term);
+        Long answer =
+                elector.fencedWrites()
+                        .await(
+                                elector.protocol()
+                                        .markSlot(
+                                                token,
+                                                key,
+                                                slot.toEpochMilli(),
+                                                completedAt.toEpochMilli(),
+                                                start.toEpochMilli()),
+                                token,
+                                term);
+        long reply = answer == null ? -1 : answer;
         if (reply == 1) {
             return Mark.MARKED;
         }
