@@ -40,6 +40,9 @@ class FencedKeysTests {
     @BeforeEach
     void setUp(RedisServer server, TestInfo info) {
         this.redis = templates.on(server);
+        // Opens the shared connection: a write with a token that is no term of this instance
+        // waits one TTL for its reply, connecting a cold JVM included.
+        redis.hasKey("warm-up");
         this.unique = Names.unique(info);
     }
 

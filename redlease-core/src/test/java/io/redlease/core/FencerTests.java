@@ -41,6 +41,9 @@ class FencerTests {
     void setUp(RedisServer server, TestInfo info) {
         this.server = server;
         this.redis = templates.on(server);
+        // Opens the shared connection: a write with a token that is no term of this instance
+        // waits one TTL for its reply, connecting a cold JVM included.
+        redis.hasKey("warm-up");
         this.name = Names.unique(info);
         this.elector =
                 new Elector(
