@@ -329,10 +329,10 @@ public final class Elector implements AutoCloseable {
     /**
      * Returns a fencer for an explicit token, for the token-driven style. The token is not checked
      * against the current term; it should come from this election. When it is the token of this
-     * instance's current term (or of the term bound to the calling thread), the fencer is that
-     * term's: its writes are bounded by the term's local deadline, and refused without a call past
-     * it. Otherwise each write waits at most the time to live for its reply (the longest a term can
-     * last without a renewal).
+     * instance's last term (current or ended) or of the term bound to the calling thread, the
+     * fencer is that term's: its writes are bounded by the term's local deadline, and refused
+     * without a call past it. Otherwise each write waits at most the time to live for its reply
+     * (the longest a term can last without a renewal).
      *
      * @throws IllegalArgumentException if the token is 2^53 or more
      */
@@ -359,14 +359,18 @@ public final class Elector implements AutoCloseable {
         return new ReactiveFencer(writes, reactiveRedis(), observer, name(), term.token(), term);
     }
 
-    /** Returns this instance's term with the token: bound to the thread, or current; else null. */
+    /**
+     * Returns this instance's term with the token: bound to the thread, or the last one led (even
+     * if it has ended; an older term's token is refused at Redis, which the later term's acquire
+     * fenced off); else null.
+     */
     private @Nullable Term termOf(long token) {
         Term bound = BoundTerms.of(this);
         if (bound != null && bound.token() == token) {
             return bound;
         }
-        Term current = runs.current();
-        return current != null && current.token() == token ? current : null;
+        Term last = runs.last();
+        return last != null && last.token() == token ? last : null;
     }
 
     private ReactiveRedisOperations<String, String> reactiveRedis() {

@@ -11,6 +11,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.apache.commons.logging.Log;
@@ -73,8 +74,11 @@ public final class Term {
     /** Ends the term as an expiry, on the elector's watchdog loop, once it is past its deadline. */
     private final Runnable expire;
 
-    /** Whether {@link #expire} was asked for already. */
-    private volatile boolean expiring;
+    /**
+     * The deadline {@link #expire} was last asked for: asked once per deadline, again if a late
+     * renewal moved the deadline before the watchdog loop got to it.
+     */
+    private final AtomicLong expiryAskedFor = new AtomicLong(Long.MIN_VALUE);
 
     Term(
             Elector elector,
@@ -135,10 +139,10 @@ public final class Term {
         return false;
     }
 
-    /** Has the watchdog loop end the term, which is past its deadline; asked for once. */
+    /** Has the watchdog loop end the term, which is past its deadline; once per deadline. */
     private void expireSoon() {
-        if (!expiring) {
-            expiring = true;
+        long current = deadline;
+        if (expiryAskedFor.getAndSet(current) != current) {
             try {
                 expire.run();
             } catch (RuntimeException ex) {

@@ -203,6 +203,13 @@ class FenceOutcomeTests {
         assertThat(fencer.eval("redis.call('SET', KEYS[2], 'late')", List.of(name + ":late")))
                 .isFalse();
         assertThat(reactive.set(name + ":late", "late").block()).isFalse();
+        // A fencer for the term's token, made now or after the term ended, is the term's.
+        assertThat(elector.fencer(term.token()).set(name + ":late", "late")).isFalse();
+        assertThat(term.isActive()).isFalse();
+        await().atMost(scaled(Duration.ofSeconds(5))).until(() -> term.endReason().isPresent());
+        assertThat(elector.fencer(term.token()).set(name + ":late", "late")).isFalse();
+        assertThat(elector.reactiveFencer(term.token()).set(name + ":late", "late").block())
+                .isFalse();
         assertThatExceptionOfType(FenceRefusedException.class)
                 .isThrownBy(() -> fencer.setOrThrow(name + ":late", "late"))
                 .satisfies(refused -> assertThat(refused.token()).isEqualTo(term.token()))

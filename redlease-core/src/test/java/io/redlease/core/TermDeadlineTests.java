@@ -8,6 +8,7 @@ import static org.awaitility.Awaitility.await;
 import io.redlease.test.RedisExtension;
 import io.redlease.test.RedisServer;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -156,5 +157,16 @@ class TermDeadlineTests {
                         ended -> assertThat(ended.isBeforeStart()).isTrue());
         assertThat(innerRan).isFalse();
         awaitExpiry();
+    }
+
+    @Test
+    void aSlotLedgerCallPastTheDeadlineIsNotSent() {
+        SlotLedger ledger = new SlotLedger(elector, "nightly");
+        Instant slot = Instant.parse("2030-01-01T00:00:00Z");
+        passTheDeadline();
+        assertThat(ledger.claim(term, slot, null)).isEmpty();
+        assertThat(ledger.mark(term, slot, slot.plusSeconds(1), slot))
+                .isEqualTo(SlotLedger.Mark.LEASE_LOST);
+        assertThat(ledger.read()).isEqualTo(SlotLedger.State.EMPTY);
     }
 }
