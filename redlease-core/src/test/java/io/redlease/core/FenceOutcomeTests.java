@@ -102,6 +102,22 @@ class FenceOutcomeTests {
         return result;
     }
 
+    /** Publishes a report through the fence and says which of the three outcomes it had. */
+    static String publish(Fencer fencer, String key) {
+        // tag::fence-outcomes[]
+        try {
+            fencer.hsetOrThrow(key, "status", "published");
+            return "applied";
+        } catch (FenceRefusedException refused) {
+            // A newer term exists: stop here, the new leader publishes it.
+            return "refused";
+        } catch (FenceOutcomeUnknownException unknown) {
+            // It may or may not have landed: publish it again, idempotently, in a later term.
+            return "unknown";
+        }
+        // end::fence-outcomes[]
+    }
+
     /** Returns what the write failed with, failing if it took longer than the bound. */
     private static Throwable failureOf(CompletableFuture<?> write, Duration bound)
             throws Exception {
@@ -153,6 +169,22 @@ class FenceOutcomeTests {
             assertThat(failureOf(write, Duration.ofSeconds(1).plus(SLACK)))
                     .isInstanceOf(FenceOutcomeUnknownException.class)
                     .hasMessageContaining("no reply");
+        } finally {
+            server.resume();
+        }
+    }
+
+    @Test
+    void eachOutcomeHasItsOwnForm(@Dedicated RedisServer server) throws Exception {
+        Elector elector = leader(server, Duration.ofSeconds(1));
+        Term term = elector.term().orElseThrow();
+        String key = name + ":report";
+        assertThat(publish(term.fencer(), key)).isEqualTo("applied");
+        assertThat(publish(elector.fencer(term.token() - 1), key)).isEqualTo("refused");
+        server.pause();
+        try {
+            assertThat(onAnotherThread(() -> publish(term.fencer(), key)).get(10, TimeUnit.SECONDS))
+                    .isEqualTo("unknown");
         } finally {
             server.resume();
         }

@@ -142,8 +142,12 @@ class FencedKeysTests {
 
     @Test
     void declaredPrefixesAreAllowedAsWell() {
+        String name = unique;
         String prefix = unique + "-jobs:";
-        Fencer fencer = elector(unique, prefix).fencer(1);
+        // tag::fenced-key-prefixes[]
+        ElectorConfig config = ElectorConfig.builder(name).fencedKeyPrefixes(prefix).build();
+        // end::fenced-key-prefixes[]
+        Fencer fencer = new Elector(redis, config).fencer(1);
         assertThat(fencer.set(prefix + "report", "v")).isTrue();
         assertThat(redis.opsForValue().get(prefix + "report")).isEqualTo("v");
         assertThatIllegalArgumentException()
