@@ -111,7 +111,13 @@ final class Leadership {
             if (failure != null) {
                 campaign.notifyError(Operation.TASK, failure);
             }
-            endTerm(failure == null ? StepDownReason.TASK_ENDED : StepDownReason.TASK_FAILED);
+            // A task refused at its start because the term was past its deadline ends it so.
+            endTerm(
+                    failure != null
+                            ? StepDownReason.TASK_FAILED
+                            : lease.term.pastDeadline()
+                                    ? StepDownReason.EXPIRED
+                                    : StepDownReason.TASK_ENDED);
         } else if (this.lease == lease && lease.awaitingTask && lease.hooksPending == 0) {
             release(lease);
         }

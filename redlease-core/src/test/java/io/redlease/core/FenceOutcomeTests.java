@@ -30,6 +30,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.context.annotation.AnnotationConfigApplicationContext;
 import org.springframework.dao.DataAccessException;
 import org.springframework.data.redis.core.StringRedisTemplate;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * The three outcomes of a fenced write: applied, refused, or unknown. A write never waits past its
@@ -229,7 +231,10 @@ class FenceOutcomeTests {
         Fencer fencer = term.fencer();
         ReactiveFencer reactive = term.reactiveFencer();
         assertThat(fencer.set(name + ":state", "on time")).isTrue();
+        // Made on time, subscribed late on another scheduler: decided at subscription.
+        Mono<Boolean> madeOnTime = reactive.set(name + ":late", "late");
         clockOffset.set(Duration.ofSeconds(21).toNanos());
+        assertThat(madeOnTime.subscribeOn(Schedulers.parallel()).block()).isFalse();
         assertThat(fencer.set(name + ":late", "late")).isFalse();
         assertThat(fencer.hset(name + ":late-hash", "f", "late")).isFalse();
         assertThat(fencer.eval("redis.call('SET', KEYS[2], 'late')", List.of(name + ":late")))
