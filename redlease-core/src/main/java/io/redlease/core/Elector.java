@@ -62,6 +62,8 @@ public final class Elector implements AutoCloseable {
 
     private final LeaseProtocol protocol;
 
+    private final FencedWrites writes;
+
     private final Lane lane;
 
     private final @Nullable RedisConnectionFactory connectionFactory;
@@ -129,6 +131,7 @@ public final class Elector implements AutoCloseable {
         this.config = config;
         this.leaderInfo = new LeaderInfoStore(redis, config);
         this.protocol = new LeaseProtocol(redis, connectionFactory, config);
+        this.writes = new FencedWrites(config, protocol.runner());
         protocol.acquireMetadata(leaderInfo::acquireFields);
         this.candidacy = new Candidacy(redis, protocol, this);
         this.observer =
@@ -167,23 +170,36 @@ public final class Elector implements AutoCloseable {
     }
 
     /**
-     * Returns the current term's token, or empty when not leading. Acting on it is safe through a
+     * Returns the current term's token, or empty when not leading: while no term is {@linkplain
+     * Term#isActive() active} (one past its local deadline is not). Acting on it is safe through a
      * fenced write: a token that went stale meanwhile is refused.
      */
     public OptionalLong token() {
-        Term term = runs.current();
+        Term term = active();
         return term == null ? OptionalLong.empty() : OptionalLong.of(term.token());
     }
 
-    /** Returns a fencer for the current term, or empty when not leading. */
+    /**
+     * Returns a fencer for the current term, or empty when not leading (no term is {@linkplain
+     * Term#isActive() active}).
+     */
     public Optional<Fencer> fencer() {
-        Term term = runs.current();
+        Term term = active();
         return term == null ? Optional.empty() : Optional.of(term.fencer());
     }
 
-    /** Returns the current term, or empty when not leading. */
+    /**
+     * Returns the current term, or empty when not leading: while no term is {@linkplain
+     * Term#isActive() active}, neither ended nor past its local deadline.
+     */
     public Optional<Term> term() {
-        return Optional.ofNullable(runs.current());
+        return Optional.ofNullable(active());
+    }
+
+    /** Returns the run's current term if it is active, else null. */
+    private @Nullable Term active() {
+        Term term = runs.current();
+        return term != null && term.isActive() ? term : null;
     }
 
     /**
@@ -204,12 +220,13 @@ public final class Elector implements AutoCloseable {
     }
 
     /**
-     * Returns whether this instance currently leads. Advisory only (for display and metrics):
-     * leadership can end the moment after it returns, so never gate a write on it; write through a
-     * fencer instead.
+     * Returns whether this instance currently leads: whether it has a term that is {@linkplain
+     * Term#isActive() active}, neither ended nor past its local deadline. Advisory only (for
+     * display and metrics): leadership can end the moment after it returns, so never gate a write
+     * on it; write through a fencer instead.
      */
     public boolean isLeader() {
-        return runs.current() != null;
+        return active() != null;
     }
 
     /**
@@ -311,25 +328,49 @@ public final class Elector implements AutoCloseable {
 
     /**
      * Returns a fencer for an explicit token, for the token-driven style. The token is not checked
-     * against the current term; it should come from this election.
+     * against the current term; it should come from this election. When it is the token of this
+     * instance's last term (current or ended) or of the term bound to the calling thread, the
+     * fencer is that term's: its writes are bounded by the term's local deadline, and refused
+     * without a call past it. Otherwise each write waits at most the time to live for its reply
+     * (the longest a term can last without a renewal).
      *
      * @throws IllegalArgumentException if the token is 2^53 or more
      */
     public Fencer fencer(long token) {
         LeaseProtocol.checkToken(token);
-        return new Fencer(protocol, observer, name(), token);
+        Term term = termOf(token);
+        return term != null ? term.fencer() : new Fencer(writes, observer, name(), token, null);
     }
 
     /**
      * Returns a reactive fencer for an explicit token, over a reactive connection of the elector's
-     * connection factory (Lettuce's is one).
+     * connection factory (Lettuce's is one); bounded as {@link #fencer(long)} says.
      *
      * @throws IllegalArgumentException if the token is 2^53 or more
      * @throws IllegalStateException if the elector was built without a reactive connection factory
      */
     public ReactiveFencer reactiveFencer(long token) {
         LeaseProtocol.checkToken(token);
-        return new ReactiveFencer(protocol, reactiveRedis(), observer, name(), token);
+        return new ReactiveFencer(writes, reactiveRedis(), observer, name(), token, termOf(token));
+    }
+
+    /** Returns a reactive fencer of one of this elector's terms. */
+    ReactiveFencer reactiveFencer(Term term) {
+        return new ReactiveFencer(writes, reactiveRedis(), observer, name(), term.token(), term);
+    }
+
+    /**
+     * Returns this instance's term with the token: bound to the thread, or the last one led (even
+     * if it has ended; an older term's token is refused at Redis, which the later term's acquire
+     * fenced off); else null.
+     */
+    private @Nullable Term termOf(long token) {
+        Term bound = BoundTerms.of(this);
+        if (bound != null && bound.token() == token) {
+            return bound;
+        }
+        Term last = runs.last();
+        return last != null && last.token() == token ? last : null;
     }
 
     private ReactiveRedisOperations<String, String> reactiveRedis() {
@@ -450,6 +491,10 @@ public final class Elector implements AutoCloseable {
 
     LeaseProtocol protocol() {
         return protocol;
+    }
+
+    FencedWrites fencedWrites() {
+        return writes;
     }
 
     Lane lane() {

@@ -62,6 +62,8 @@ public final class ElectorConfig {
 
     private final List<BeforeRelease> beforeRelease;
 
+    private final List<String> fencedKeyPrefixes;
+
     private ElectorConfig(Builder builder, ConfigRules.Timings timings) {
         this.name = builder.name;
         this.ttl = timings.ttl();
@@ -78,6 +80,7 @@ public final class ElectorConfig {
         this.drainTimeout = builder.drainTimeout;
         this.callbackExecutor = builder.callbackExecutor;
         this.beforeRelease = List.copyOf(builder.beforeRelease);
+        this.fencedKeyPrefixes = builder.fencedKeyPrefixes;
     }
 
     /**
@@ -185,6 +188,14 @@ public final class ElectorConfig {
         return beforeRelease;
     }
 
+    /**
+     * Returns the key prefixes, beyond the election's own keys, that its fenced writes may name;
+     * empty by default. See {@link Builder#fencedKeyPrefixes(String...)}.
+     */
+    public List<String> fencedKeyPrefixes() {
+        return fencedKeyPrefixes;
+    }
+
     /** Returns a builder preset with this configuration. */
     public Builder toBuilder() {
         Builder builder = new Builder(name);
@@ -201,6 +212,7 @@ public final class ElectorConfig {
         builder.drainTimeout = drainTimeout;
         builder.callbackExecutor = callbackExecutor;
         builder.beforeRelease.addAll(beforeRelease);
+        builder.fencedKeyPrefixes = fencedKeyPrefixes;
         return builder;
     }
 
@@ -249,6 +261,8 @@ public final class ElectorConfig {
         private @Nullable Executor callbackExecutor;
 
         private final List<BeforeRelease> beforeRelease = new ArrayList<>();
+
+        private List<String> fencedKeyPrefixes = List.of();
 
         private Builder(@Nullable String name) {
             this.name = name == null ? "" : name;
@@ -392,6 +406,33 @@ public final class ElectorConfig {
          */
         public Builder beforeRelease(BeforeRelease hook) {
             this.beforeRelease.add(required(hook, "beforeRelease"));
+            return this;
+        }
+
+        /**
+         * Sets the key prefixes, beyond the election's own keys, that fenced writes may name. A
+         * fence guards its own election's keys only: by default a fenced write must name keys with
+         * the name's hash tag (for a name such as {@code {orders}}) or, for a name without one,
+         * keys that start with {@code <name>:}; any other key is refused before Redis is called.
+         * Declare a prefix here for keys an application shares with instances that write them under
+         * other names (the Go library's users often write keys such as {@code jobs:report}). The
+         * election's own keys (lease, token counter, fence mark, leader info, candidates, slot
+         * ledgers) stay refused. Replaces the prefixes set before; none by default.
+         *
+         * @param prefixes the prefixes, each non-empty
+         */
+        public Builder fencedKeyPrefixes(String... prefixes) {
+            List<String> list = new ArrayList<>();
+            for (String prefix : required(prefixes, "fencedKeyPrefixes")) {
+                if (prefix == null || prefix.isEmpty()) {
+                    throw new InvalidElectorConfigException(
+                            Setting.FENCED_KEY_PREFIXES,
+                            "redlease: fencedKeyPrefixes must not contain a null or empty prefix (an"
+                                    + " empty prefix would let the fence name every key)");
+                }
+                list.add(prefix);
+            }
+            this.fencedKeyPrefixes = List.copyOf(list);
             return this;
         }
 

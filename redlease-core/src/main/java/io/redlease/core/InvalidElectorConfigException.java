@@ -35,6 +35,8 @@ public class InvalidElectorConfigException extends IllegalArgumentException {
         /** The replica acknowledgement count or timeout. */
         REPLICA_ACKNOWLEDGEMENT,
         /** The drain timeout of stopping. */
-        DRAIN_TIMEOUT
+        DRAIN_TIMEOUT,
+        /** The extra key prefixes fenced writes may name. */
+        FENCED_KEY_PREFIXES
     }
 }

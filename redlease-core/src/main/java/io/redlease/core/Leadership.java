@@ -58,10 +58,15 @@ final class Leadership {
 
     void lead(long token, long acquiredAt) {
         Elector elector = campaign.elector;
-        Lease lease =
-                new Lease(
-                        new Term(elector, campaign.gate(), token, clock, acquiredAt + campaign.ttl),
-                        acquiredAt);
+        Lease lease = new Lease(acquiredAt);
+        lease.term =
+                new Term(
+                        elector,
+                        campaign.gate(),
+                        token,
+                        clock,
+                        acquiredAt + campaign.ttl,
+                        () -> watchdogLoop.execute(() -> guardedExpire(lease)));
         this.lease = lease;
         elector.publish(lease.term);
         campaign.notify("onElected", () -> elector.observer().onElected(token));
@@ -106,7 +111,13 @@ final class Leadership {
             if (failure != null) {
                 campaign.notifyError(Operation.TASK, failure);
             }
-            endTerm(failure == null ? StepDownReason.TASK_ENDED : StepDownReason.TASK_FAILED);
+            // A task refused at its start because the term was past its deadline ends it so.
+            endTerm(
+                    failure != null
+                            ? StepDownReason.TASK_FAILED
+                            : lease.term.pastDeadline()
+                                    ? StepDownReason.EXPIRED
+                                    : StepDownReason.TASK_ENDED);
         } else if (this.lease == lease && lease.awaitingTask && lease.hooksPending == 0) {
             release(lease);
         }
@@ -237,13 +248,33 @@ final class Leadership {
     /** Runs on the watchdog's loop: ends a term whose deadline passed, or re-arms. */
     private void checkDeadline(Lease lease) {
         Term term = lease.term;
-        if (!term.isActive()) {
+        if (term.endReason().isPresent()) {
             return;
         }
         if (!term.pastDeadline()) {
             watch(lease);
             return;
         }
+        expire(lease);
+    }
+
+    /**
+     * Runs on the watchdog's loop when a start of leader-only work found the term past its
+     * deadline: ends it as the watchdog's timer would, without re-arming it.
+     */
+    private void guardedExpire(Lease lease) {
+        try {
+            if (lease.term.endReason().isEmpty() && lease.term.pastDeadline()) {
+                expire(lease);
+            }
+        } catch (Throwable ex) {
+            campaign.execute(() -> campaign.internalError(ex));
+        }
+    }
+
+    /** Ends a term past its deadline at once, and has the loop step down. */
+    private void expire(Lease lease) {
+        Term term = lease.term;
         if (term.end(StepDownReason.EXPIRED)) {
             campaign.elector.unpublish(term);
             Campaign.logger.warn(
@@ -407,7 +438,8 @@ final class Leadership {
     /** The loop's state of one term. */
     private static final class Lease {
 
-        final Term term;
+        /** Set once, right after the lease is made (the term's expiry refers to its lease). */
+        Term term;
 
         /** Send time of the last request that extended the lease (initially the acquire). */
         long lastRenewal;
@@ -440,8 +472,7 @@ final class Leadership {
 
         StepDownReason reason = StepDownReason.SHUTDOWN;
 
-        Lease(Term term, long acquiredAt) {
-            this.term = term;
+        Lease(long acquiredAt) {
             this.lastRenewal = acquiredAt;
         }
     }

@@ -15,9 +15,10 @@ import reactor.core.publisher.Mono;
  *
  * <p>Inside work bound to a term (a {@code @LeaderOnly} method, {@link Term#execute}), the methods
  * answer for <em>that</em> term, even if it ends during the call: its fencer keeps its token, and
- * its writes are refused once a newer term exists. Elsewhere they answer for the elector's current
- * term. {@link #isLeader()} is advisory; act through {@link #fencer()}, whose writes are checked at
- * Redis.
+ * its writes are refused once a newer term exists (and, without a call, once the term's local
+ * deadline has passed). Elsewhere they answer for the elector's current term while it is
+ * {@linkplain Term#isActive() active}: not ended and before its local deadline. {@link #isLeader()}
+ * is advisory; act through {@link #fencer()}, whose writes are checked at Redis.
  *
  * <p>An instance answers for the main election; {@link #election(String)} gives one for another.
  * Inside work bound to a partition's term (a {@code @LeaderOnly(partitions = ...)} run), the
@@ -103,7 +104,10 @@ public final class LeadershipContext {
         return elections.get(electionId);
     }
 
-    /** Returns the term bound to the calling thread, else the elector's current term. */
+    /**
+     * Returns the term bound to the calling thread (even if it has ended), else the elector's
+     * current term while it is {@linkplain Term#isActive() active}.
+     */
     public Optional<Term> term() {
         Term partition = partitionTerm();
         if (partition != null) {
@@ -187,7 +191,10 @@ public final class LeadershipContext {
         return term == null ? OptionalLong.empty() : OptionalLong.of(term.token());
     }
 
-    /** Returns whether this instance leads the election now; advisory only. */
+    /**
+     * Returns whether this instance leads the election now: whether {@link #term()} is {@linkplain
+     * Term#isActive() active}, not ended and before its local deadline. Advisory only.
+     */
     public boolean isLeader() {
         return term().map(Term::isActive).orElse(false);
     }

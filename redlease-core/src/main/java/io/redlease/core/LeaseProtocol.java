@@ -11,24 +11,21 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.springframework.dao.InvalidDataAccessApiUsageException;
-import org.springframework.dao.QueryTimeoutException;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.ReturnType;
 import org.springframework.data.redis.connection.lettuce.LettuceConnection;
 import org.springframework.data.redis.core.RedisOperations;
-import org.springframework.data.redis.core.script.RedisScript;
 import org.springframework.data.redis.serializer.RedisSerializer;
 
 /**
  * One election's Redis protocol: its keys, the scripts that act on them, and their replies. The
  * state machine asks it for acquire, renew and release as futures and never builds a request
- * itself; fenced writes and the holder lookup run on the caller's thread.
+ * itself; the holder lookup runs on the caller's thread, and the once-per-slot ledger's fenced
+ * calls return futures their callers await within their term ({@link FencedWrites}).
  *
  * <p>Keys and semantics are the Go library's, so Go and Java instances can share an election:
  * {@code <name>:leader} holds the holder's instance id with the lease's time to live, {@code
@@ -61,8 +58,6 @@ final class LeaseProtocol {
     private final List<String> acquireKeys;
 
     private final List<String> leaseAndMark;
-
-    private final Map<String, RedisScript<Long>> evalScripts = new ConcurrentHashMap<>();
 
     private final List<String> preferringKeys;
 
@@ -103,6 +98,11 @@ final class LeaseProtocol {
     /** Returns the lease's time to live as sent to Redis, in milliseconds. */
     String ttlMillis() {
         return ttlMillis;
+    }
+
+    /** Returns the runner of the election's scripts, for its fenced writes too. */
+    ScriptRunner runner() {
+        return runner;
     }
 
     /** Returns whether the runner parks no thread per call in flight. */
@@ -250,170 +250,49 @@ final class LeaseProtocol {
     }
 
     /**
-     * Has a term take over a once-per-slot job's ledger (see {@code slot-claim.lua}).
-     *
-     * @return the ledger's fields and values, or null when the term may no longer write
+     * Has a term take over a once-per-slot job's ledger (see {@code slot-claim.lua}); the reply
+     * lists the ledger's fields and values after a 1, or is a lone 0 when the term may no longer
+     * write. A fenced call: await it with {@link FencedWrites#await}.
      */
-    @Nullable Map<String, String> claimLedger(
+    CompletableFuture<List<Object>> claimLedger(
             long token, String ledgerKey, long since, String zone, String epoch) {
         checkToken(token);
-        List<Object> reply =
-                redis.execute(
-                        Scripts.SLOT_CLAIM,
-                        STRING,
-                        listReader(),
-                        List.of(markKey, leaseKey.get(0), ledgerKey),
-                        Long.toString(token),
-                        instanceId,
-                        Long.toString(since),
-                        zone,
-                        epoch);
+        return runner.run(
+                Scripts.SLOT_CLAIM,
+                List.of(markKey, leaseKey.get(0), ledgerKey),
+                List.of(Long.toString(token), instanceId, Long.toString(since), zone, epoch));
+    }
+
+    /** Returns the ledger's fields of a {@link #claimLedger} reply, or null when refused. */
+    static @Nullable Map<String, String> claimedLedger(@Nullable List<Object> reply) {
         if (reply == null || reply.isEmpty() || asLong(reply.get(0)) != 1) {
             return null;
         }
         Map<String, String> entries = new HashMap<>();
         for (int i = 1; i + 1 < reply.size(); i += 2) {
-            entries.put(String.valueOf(reply.get(i)), String.valueOf(reply.get(i + 1)));
+            entries.put(text(reply.get(i)), text(reply.get(i + 1)));
         }
         return entries;
     }
 
     /**
      * Marks a once-per-slot job's slot complete (see {@code slot-mark.lua}); the times are epoch
-     * milliseconds.
+     * milliseconds. A fenced call: await it with {@link FencedWrites#await}.
      *
      * @return the script's reply: 1 marked, 2 not newer, 0 a newer term exists, -1 lease lost
      */
-    @SuppressWarnings({"unchecked", "rawtypes"})
-    long markSlot(long token, String ledgerKey, long slot, long completedAt, long start) {
+    CompletableFuture<Long> markSlot(
+            long token, String ledgerKey, long slot, long completedAt, long start) {
         checkToken(token);
-        Object reply =
-                redis.execute(
-                        Scripts.SLOT_MARK,
-                        STRING,
-                        (RedisSerializer) STRING,
-                        List.of(markKey, leaseKey.get(0), ledgerKey),
+        return runner.run(
+                Scripts.SLOT_MARK,
+                List.of(markKey, leaseKey.get(0), ledgerKey),
+                List.of(
                         Long.toString(token),
                         instanceId,
                         Long.toString(slot),
                         Long.toString(completedAt),
-                        Long.toString(start));
-        return asLong(reply);
-    }
-
-    boolean set(long token, String key, String value) {
-        List<String> keys = fencedKeys(key);
-        return fence(Scripts.FENCE_SET, token, keys, required(value, "value"));
-    }
-
-    boolean hset(long token, String key, String field, String value) {
-        List<String> keys = fencedKeys(key);
-        return fence(
-                Scripts.FENCE_HSET,
-                token,
-                keys,
-                required(field, "field"),
-                required(value, "value"));
-    }
-
-    boolean eval(long token, String body, @Nullable List<String> keys, String... args) {
-        requireBody(body);
-        List<String> allKeys = evalKeys(keys, args);
-        checkToken(token);
-        return fence(evalScript(body), token, allKeys, args);
-    }
-
-    static void requireBody(@Nullable String body) {
-        if (body == null || body.isBlank()) {
-            throw new IllegalArgumentException("redlease: body must not be null or blank");
-        }
-    }
-
-    /** Returns the keys of a fenced write of a single command: the mark, then the key. */
-    List<String> fencedKeys(String key) {
-        return List.of(markKey, writable(key));
-    }
-
-    /** Returns the keys of a fenced eval, the mark first, once its arguments are checked. */
-    List<String> evalKeys(@Nullable List<String> keys, String... args) {
-        List<String> allKeys = new ArrayList<>((keys == null ? 0 : keys.size()) + 1);
-        allKeys.add(markKey);
-        if (keys != null) {
-            for (String key : keys) {
-                allKeys.add(required(key, "keys element"));
-            }
-        }
-        if (args == null) {
-            throw new IllegalArgumentException("redlease: args must not be null");
-        }
-        for (String arg : args) {
-            required(arg, "args element");
-        }
-        return allKeys;
-    }
-
-    /** Returns a key for a single-command fenced write: never the mark, which the fence owns. */
-    private String writable(@Nullable String key) {
-        if (required(key, "key").equals(markKey)) {
-            throw new IllegalArgumentException(
-                    "redlease: key must not be the election's fence mark '" + markKey + "'");
-        }
-        return key;
-    }
-
-    /** Returns the fenced script of an eval body, cached per elector. */
-    RedisScript<Long> evalScript(String body) {
-        RedisScript<Long> script = evalScripts.get(body);
-        if (script != null) {
-            return script;
-        }
-        synchronized (evalScripts) {
-            script = evalScripts.get(body);
-            if (script == null) {
-                if (evalScripts.size() >= TooManyEvalBodiesException.CAP) {
-                    throw new TooManyEvalBodiesException();
-                }
-                script = Scripts.fenced(body);
-                evalScripts.put(body, script);
-            }
-            return script;
-        }
-    }
-
-    @SuppressWarnings({"unchecked", "rawtypes"})
-    private boolean fence(RedisScript<Long> script, long token, List<String> keys, String... args) {
-        checkToken(token);
-        if (token < 1) {
-            return false;
-        }
-        Object[] argv = new Object[args.length + 1];
-        argv[0] = Long.toString(token);
-        System.arraycopy(args, 0, argv, 1, args.length);
-        if (!(runner instanceof ScriptRunner.Blocking)) {
-            // Lettuce's synchronous call gives up when the calling thread is interrupted.
-            return isOne(redis.execute(script, STRING, (RedisSerializer) STRING, keys, argv));
-        }
-        // A blocking client's socket read ignores interrupts: wait for it on the pool instead,
-        // so the end of the term (an interrupt) frees the caller at once.
-        CompletableFuture<Long> reply =
-                ScriptRunner.Blocking.supply(
-                        () -> redis.execute(script, STRING, (RedisSerializer) STRING, keys, argv));
-        try {
-            return isOne(reply.get());
-        } catch (InterruptedException ex) {
-            Thread.currentThread().interrupt();
-            throw new QueryTimeoutException(
-                    "redlease: a fenced write of token "
-                            + token
-                            + " was abandoned because its thread was interrupted; it may still be"
-                            + " applied, only while the token is current",
-                    ex);
-        } catch (ExecutionException ex) {
-            if (ex.getCause() instanceof RuntimeException runtime) {
-                throw runtime;
-            }
-            throw new IllegalStateException(ex.getCause());
-        }
+                        Long.toString(start)));
     }
 
     // Helpers.
@@ -451,6 +330,13 @@ final class LeaseProtocol {
 
     private static boolean isOne(@Nullable Object reply) {
         return reply != null && asLong(reply) == 1L;
+    }
+
+    /** Returns a reply element as text: runners return bulk strings as bytes or as strings. */
+    static String text(@Nullable Object value) {
+        return value instanceof byte[] bytes
+                ? new String(bytes, StandardCharsets.UTF_8)
+                : String.valueOf(value);
     }
 
     private static byte[] bytes(String value) {

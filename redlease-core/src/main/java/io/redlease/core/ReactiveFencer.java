@@ -1,21 +1,24 @@
 package io.redlease.core;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.core.ReactiveRedisOperations;
 import org.springframework.data.redis.core.script.RedisScript;
 import reactor.core.publisher.Mono;
 
 /**
- * The reactive form of {@link Fencer}: the same fenced writes, with the same scripts and the same
- * verdicts, as {@code Mono<Boolean>} over a reactive Redis connection. Each write runs when the
- * {@code Mono} is subscribed; {@code true} means applied, {@code false} that the token is stale.
- * Arguments are checked when the write is made, as {@link Fencer} checks them.
+ * The reactive form of {@link Fencer}: the same fenced writes, with the same scripts, key rules and
+ * outcomes, as {@code Mono}s over a reactive Redis connection. Each write runs when the {@code
+ * Mono} is subscribed: {@code true} means applied, {@code false} refused (the throwing forms fail
+ * with a {@link FenceRefusedException} instead), and a {@link FenceOutcomeUnknownException} signals
+ * an unknown outcome, by the term's local deadline at the latest. A write subscribed past the
+ * term's deadline is not sent and counts as refused. Arguments are checked when the write is made,
+ * as {@link Fencer} checks them.
  */
 public final class ReactiveFencer {
 
-    private final LeaseProtocol protocol;
+    private final FencedWrites writes;
 
     private final ReactiveRedisOperations<String, String> redis;
 
@@ -25,17 +28,21 @@ public final class ReactiveFencer {
 
     private final long token;
 
+    private final @Nullable Term term;
+
     ReactiveFencer(
-            LeaseProtocol protocol,
+            FencedWrites writes,
             ReactiveRedisOperations<String, String> redis,
             Observer observer,
             String name,
-            long token) {
-        this.protocol = protocol;
+            long token,
+            @Nullable Term term) {
+        this.writes = writes;
         this.redis = redis;
         this.observer = observer;
         this.name = name;
         this.token = token;
+        this.term = term;
     }
 
     /** Returns the fencing token. */
@@ -45,13 +52,13 @@ public final class ReactiveFencer {
 
     /** Sets {@code key} to {@code value} if the token is current; see {@link Fencer#set}. */
     public Mono<Boolean> set(String key, String value) {
-        List<String> keys = protocol.fencedKeys(key);
+        List<String> keys = writes.keys().single(key);
         return fence(Scripts.FENCE_SET, keys, LeaseProtocol.required(value, "value"));
     }
 
     /** Sets a field of a hash if the token is current; see {@link Fencer#hset}. */
     public Mono<Boolean> hset(String key, String field, String value) {
-        List<String> keys = protocol.fencedKeys(key);
+        List<String> keys = writes.keys().single(key);
         return fence(
                 Scripts.FENCE_HSET,
                 keys,
@@ -63,31 +70,58 @@ public final class ReactiveFencer {
      * Runs a Lua body if the token is current, atomically with the check; see {@link Fencer#eval}.
      */
     public Mono<Boolean> eval(String body, List<String> keys, String... args) {
-        LeaseProtocol.requireBody(body);
-        List<String> allKeys = protocol.evalKeys(keys, args);
-        return fence(protocol.evalScript(body), allKeys, args);
+        FencedWrites.requireBody(body);
+        List<String> allKeys = writes.keys().eval(keys, args);
+        LeaseProtocol.checkToken(token);
+        return fence(writes.evalScript(body), allKeys, args);
+    }
+
+    /**
+     * Sets {@code key} to {@code value} if the token is current; completes empty when applied and
+     * fails with a {@link FenceRefusedException} when the fence refuses. See {@link
+     * Fencer#setOrThrow}.
+     */
+    public Mono<Void> setOrThrow(String key, String value) {
+        return orThrow(set(key, value));
+    }
+
+    /**
+     * Sets a field of a hash if the token is current; completes empty when applied and fails with a
+     * {@link FenceRefusedException} when the fence refuses. See {@link Fencer#hsetOrThrow}.
+     */
+    public Mono<Void> hsetOrThrow(String key, String field, String value) {
+        return orThrow(hset(key, field, value));
+    }
+
+    /**
+     * Runs a Lua body if the token is current, atomically with the check; completes empty when
+     * applied and fails with a {@link FenceRefusedException} when the fence refuses. See {@link
+     * Fencer#evalOrThrow}.
+     */
+    public Mono<Void> evalOrThrow(String body, List<String> keys, String... args) {
+        return orThrow(eval(body, keys, args));
+    }
+
+    private Mono<Void> orThrow(Mono<Boolean> write) {
+        return write.flatMap(
+                applied ->
+                        applied
+                                ? Mono.<Void>empty()
+                                : Mono.error(new FenceRefusedException(name, token)));
     }
 
     private Mono<Boolean> fence(RedisScript<Long> script, List<String> keys, String... args) {
-        LeaseProtocol.checkToken(token);
-        if (token < 1) {
-            return Mono.just(Boolean.FALSE);
-        }
-        List<String> argv = new ArrayList<>(args.length + 1);
-        argv.add(Long.toString(token));
-        argv.addAll(List.of(args));
+        Mono<Boolean> write = writes.write(redis, script, keys, token, term, args);
         return Mono.defer(
                 () -> {
                     long start = System.nanoTime();
-                    return redis.execute(script, keys, argv)
-                            .next()
-                            .map(reply -> reply == 1L)
-                            .defaultIfEmpty(Boolean.FALSE)
-                            .doOnNext(
-                                    applied ->
-                                            observer.onFencedWrite(
-                                                    applied,
-                                                    Duration.ofNanos(System.nanoTime() - start)));
+                    return write.doOnNext(
+                            applied ->
+                                    observer.onFencedWrite(
+                                            applied,
+                                            token < 1
+                                                    ? Duration.ZERO
+                                                    : Duration.ofNanos(System.nanoTime() - start)));
                 });
     }
 

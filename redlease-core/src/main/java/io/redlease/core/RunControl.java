@@ -31,6 +31,9 @@ final class RunControl {
 
     private volatile @Nullable Term current;
 
+    /** The last term the run led, kept after it ended: its fencers stay bound by its deadline. */
+    private volatile @Nullable Term last;
+
     /** What this run's last acquire attempt saw of another holder's lease; reset per run. */
     private volatile LeaseSighting sighting = LeaseSighting.NONE;
 
@@ -44,6 +47,11 @@ final class RunControl {
     /** Returns the term the run leads, or null when not leading. */
     @Nullable Term current() {
         return current;
+    }
+
+    /** Returns the last term led, even if it has ended, or null if none. */
+    @Nullable Term last() {
+        return last;
     }
 
     boolean running() {
@@ -152,6 +160,7 @@ final class RunControl {
     }
 
     void publish(Term term) {
+        last = term;
         current = term;
     }
 

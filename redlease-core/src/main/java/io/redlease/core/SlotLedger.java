@@ -37,7 +37,12 @@ public final class SlotLedger {
         }
         this.elector = elector;
         this.job = job;
-        this.key = elector.name() + ":slots:" + job;
+        this.key = keyPrefix(elector.name()) + job;
+    }
+
+    /** Returns what the keys of an election's ledgers start with. */
+    static String keyPrefix(String name) {
+        return name + ":slots:";
     }
 
     /** Returns the job's id. */
@@ -63,8 +68,10 @@ public final class SlotLedger {
      *     that never completes is missed, even before the job's first completion
      * @param zone the time zone the job's slots depend on, recorded by the first claim that names
      *     one; null when they depend on none
-     * @return the ledger as the term found it, or empty when a newer term exists or Redis no longer
-     *     holds the term's lease for this instance
+     * @return the ledger as the term found it, or empty when a newer term exists, Redis no longer
+     *     holds the term's lease for this instance, or the term is past its local deadline (then
+     *     nothing is sent)
+     * @throws FenceOutcomeUnknownException when no reply came by the term's deadline
      */
     public Optional<State> claim(Term term, Instant since, @Nullable ZoneId zone) {
         return claim(term, since, zone, null);
@@ -80,14 +87,26 @@ public final class SlotLedger {
      */
     public Optional<State> claim(
             Term term, Instant since, @Nullable ZoneId zone, @Nullable Instant epoch) {
+        long token = tokenOf(term);
+        if (term.pastDeadline()) {
+            return Optional.empty(); // not sent: the term may no longer write
+        }
         Map<String, String> fields =
-                elector.protocol()
-                        .claimLedger(
-                                tokenOf(term),
-                                key,
-                                since.toEpochMilli(),
-                                zone == null ? "" : zone.getId(),
-                                epoch == null ? "" : Long.toString(epoch.toEpochMilli()));
+                LeaseProtocol.claimedLedger(
+                        elector.fencedWrites()
+                                .await(
+                                        elector.protocol()
+                                                .claimLedger(
+                                                        token,
+                                                        key,
+                                                        since.toEpochMilli(),
+                                                        zone == null ? "" : zone.getId(),
+                                                        epoch == null
+                                                                ? ""
+                                                                : Long.toString(
+                                                                        epoch.toEpochMilli())),
+                                        token,
+                                        term));
         return fields == null ? Optional.empty() : Optional.of(State.of(fields));
     }
 
@@ -96,17 +115,29 @@ public final class SlotLedger {
      * newer than the completed one leaves the ledger as it is.
      *
      * @param start the start of a fixed rate's slots, kept only if none is set yet
-     * @return what became of the mark
+     * @return what became of the mark; {@link Mark#LEASE_LOST}, without a call, when the term is
+     *     past its local deadline
+     * @throws FenceOutcomeUnknownException when no reply came by the term's deadline: the slot may
+     *     or may not be marked
      */
     public Mark mark(Term term, Instant slot, Instant completedAt, Instant start) {
-        long reply =
-                elector.protocol()
-                        .markSlot(
-                                tokenOf(term),
-                                key,
-                                slot.toEpochMilli(),
-                                completedAt.toEpochMilli(),
-                                start.toEpochMilli());
+        long token = tokenOf(term);
+        if (term.pastDeadline()) {
+            return Mark.LEASE_LOST; // not sent: past its deadline, the term may no longer mark
+        }
+        Long answer =
+                elector.fencedWrites()
+                        .await(
+                                elector.protocol()
+                                        .markSlot(
+                                                token,
+                                                key,
+                                                slot.toEpochMilli(),
+                                                completedAt.toEpochMilli(),
+                                                start.toEpochMilli()),
+                                token,
+                                term);
+        long reply = answer == null ? -1 : answer;
         if (reply == 1) {
             return Mark.MARKED;
         }

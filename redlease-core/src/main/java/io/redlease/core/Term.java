@@ -11,6 +11,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.apache.commons.logging.Log;
@@ -23,11 +24,20 @@ import reactor.core.publisher.Flux;
  * One leadership term of an {@link Elector}: its fencing token, a {@link Fencer} for it, and
  * whether it is still active.
  *
- * <p>A term is active from its election until it ends (lease lost or not renewed in time, task
- * returned or threw, resignation, elector stopped). When it ends, every thread running work for it
- * (the {@link LeaderTask}'s thread, and a {@code @LeaderOnly} call in progress) is interrupted.
- * Being active is advisory: the lease may lapse at Redis a moment before this instance notices,
- * which is why writes go through the {@link #fencer()}.
+ * <p>A term is <em>active</em> from its election until it ends (lease lost or not renewed in time,
+ * task returned or threw, resignation, elector stopped) and only while it is before its local
+ * deadline: the time to live after the send of the last renewal that succeeded, by the elector's
+ * clock. Nothing leader-only starts in a term that is not active, on any path ({@link #execute},
+ * {@link #executeAsync}, {@link #executeReactive}, a nested call, a {@code @LeaderOnly} call, a
+ * partition run, a once-per-slot run, a leader-only lifecycle start): a start past the deadline is
+ * refused as one after the term ended is, and ends the term as an expiry (the elector's watchdog
+ * would, a moment later). When it ends, every thread running work for it (the {@link LeaderTask}'s
+ * thread, and a {@code @LeaderOnly} call in progress) is interrupted, and its fencer's writes are
+ * refused without a call once its deadline has passed.
+ *
+ * <p>Being active is advisory: the lease may lapse at Redis a moment before this instance notices
+ * (a pause between a check and the work it admits cannot be ruled out), which is why writes go
+ * through the {@link #fencer()}.
  */
 public final class Term {
 
@@ -61,13 +71,30 @@ public final class Term {
 
     private volatile long endedAt;
 
-    Term(Elector elector, CallGate gate, long token, LongSupplier clock, long deadline) {
+    /** Ends the term as an expiry, on the elector's watchdog loop, once it is past its deadline. */
+    private final Runnable expire;
+
+    /**
+     * The deadline {@link #expire} was last asked for: asked once per deadline, again if a late
+     * renewal moved the deadline before the watchdog loop got to it.
+     */
+    private final AtomicLong expiryAskedFor = new AtomicLong(Long.MIN_VALUE);
+
+    Term(
+            Elector elector,
+            CallGate gate,
+            long token,
+            LongSupplier clock,
+            long deadline,
+            Runnable expire) {
         this.elector = elector;
         this.gate = gate;
         this.token = token;
-        this.fencer = new Fencer(elector.protocol(), elector.observer(), elector.name(), token);
         this.clock = clock;
         this.deadline = deadline;
+        this.expire = expire;
+        this.fencer =
+                new Fencer(elector.fencedWrites(), elector.observer(), elector.name(), token, this);
     }
 
     /** Returns the term's fencing token, greater than every earlier term's. */
@@ -87,7 +114,7 @@ public final class Term {
      * @throws IllegalStateException if the elector was built without a reactive connection factory
      */
     public ReactiveFencer reactiveFencer() {
-        return elector.reactiveFencer(token);
+        return elector.reactiveFencer(this);
     }
 
     /** Returns the elector that won this term. */
@@ -95,9 +122,34 @@ public final class Term {
         return elector;
     }
 
-    /** Returns whether the term has not ended yet, as far as this instance knows. */
+    /**
+     * Returns whether the term is active: it has not ended, as far as this instance knows, and its
+     * local deadline (the time to live after the send of the last successful renewal) has not
+     * passed. A term found past its deadline is ended as an expiry, as the elector's watchdog
+     * would.
+     */
     public boolean isActive() {
-        return endReason == null;
+        if (endReason != null) {
+            return false;
+        }
+        if (!pastDeadline()) {
+            return true;
+        }
+        expireSoon();
+        return false;
+    }
+
+    /** Has the watchdog loop end the term, which is past its deadline; once per deadline. */
+    private void expireSoon() {
+        long current = deadline;
+        if (expiryAskedFor.getAndSet(current) != current) {
+            try {
+                expire.run();
+            } catch (RuntimeException ex) {
+                // The watchdog's own timer still ends the term.
+                logger.warn("redlease: could not end " + this + " at its deadline at once", ex);
+            }
+        }
     }
 
     /**
@@ -166,12 +218,16 @@ public final class Term {
      * @param interruptOnEnd whether to interrupt the thread if the term ends during the call; the
      *     outermost call on the thread clears that interrupt again when it returns
      * @return what the work returned
-     * @throws TermEndedException if the term has already ended or the elector is stopping; the work
-     *     did not run
+     * @throws TermEndedException if the term is not {@linkplain #isActive() active} (it has ended
+     *     or passed its deadline; a nested call too) or, outside a call of the term, the elector is
+     *     stopping; the work did not run
      * @throws Exception what the work threw
      */
     public <T> T execute(Callable<T> work, boolean interruptOnEnd) throws Exception {
         if (BoundTerms.isBound(this)) {
+            if (!isActive()) {
+                throw notActive();
+            }
             return BoundTerms.reenter(this, work);
         }
         CallGate.Entry entry = gate.enter(String.valueOf(work));
@@ -204,8 +260,9 @@ public final class Term {
      * @param cancelOnEnd whether the end of the term cancels the subscription, which then fails
      *     with a {@link TermEndedException}; otherwise it runs on, and its fenced writes are
      *     refused once a newer term exists
-     * @return the work's signals; a subscription made after the term ended fails with a {@link
-     *     TermEndedException} and does not obtain the publisher
+     * @return the work's signals; a subscription made when the term is not {@linkplain #isActive()
+     *     active} (it has ended or passed its deadline) fails with a {@link TermEndedException} and
+     *     does not obtain the publisher
      */
     public <T> Flux<T> executeReactive(Supplier<? extends Publisher<T>> work, boolean cancelOnEnd) {
         return TermWork.reactive(this, gate, work, cancelOnEnd);
@@ -219,8 +276,8 @@ public final class Term {
      * @param cancelOnEnd whether the end of the term cancels the returned stage when it is a {@link
      *     java.util.concurrent.Future} (the work stops where it honours cancellation)
      * @return what the work returned
-     * @throws TermEndedException if the term has already ended or the elector is stopping; the work
-     *     did not run
+     * @throws TermEndedException if the term is not {@linkplain #isActive() active} (it has ended
+     *     or passed its deadline) or the elector is stopping; the work did not run
      * @throws Exception what the call threw
      */
     public <T, S extends CompletionStage<T>> @Nullable S executeAsync(
@@ -235,7 +292,7 @@ public final class Term {
      */
     Runnable onEnd(Runnable action) {
         endActions.add(action);
-        if (!isActive() && endActions.remove(action)) {
+        if (endReason != null && endActions.remove(action)) {
             action.run();
         }
         return () -> endActions.remove(action);
@@ -247,9 +304,12 @@ public final class Term {
 
     /**
      * Registers a thread to be interrupted when the term ends; returns false, without registering,
-     * when it already ended.
+     * when the term is not active.
      */
     boolean bind(Thread thread) {
+        if (!isActive()) {
+            return false;
+        }
         synchronized (boundThreads) {
             if (endReason != null) {
                 return false;
@@ -325,6 +385,12 @@ public final class Term {
 
     @Override
     public String toString() {
-        return "Term[" + elector.name() + ", token=" + token + ", active=" + isActive() + "]";
+        return "Term["
+                + elector.name()
+                + ", token="
+                + token
+                + ", active="
+                + (endReason == null && !pastDeadline())
+                + "]";
     }
 }

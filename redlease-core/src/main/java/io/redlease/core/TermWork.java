@@ -57,7 +57,7 @@ final class TermWork {
                                         // A body that fails as it is cancelled was cut short.
                                         .onErrorMap(
                                                 failure ->
-                                                        !term.isActive()
+                                                        term.endReason().isPresent()
                                                                 && !(failure
                                                                         instanceof
                                                                         TermEndedException),
@@ -93,6 +93,9 @@ final class TermWork {
     static <T, S extends CompletionStage<T>> @Nullable S async(
             Term term, CallGate gate, Callable<S> work, boolean cancelOnEnd) throws Exception {
         if (BoundTerms.isBound(term)) {
+            if (!term.isActive()) {
+                throw term.notActive();
+            }
             return BoundTerms.reenter(term, work);
         }
         CallGate.Entry entry = gate.enter(String.valueOf(work));

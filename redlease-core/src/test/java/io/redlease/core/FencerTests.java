@@ -41,6 +41,9 @@ class FencerTests {
     void setUp(RedisServer server, TestInfo info) {
         this.server = server;
         this.redis = templates.on(server);
+        // Opens the shared connection: a write with a token that is no term of this instance
+        // waits one TTL for its reply, connecting a cold JVM included.
+        redis.hasKey("warm-up");
         this.name = Names.unique(info);
         this.elector =
                 new Elector(
@@ -297,6 +300,55 @@ class FencerTests {
     }
 
     @Test
+    void theThrowingFormsReturnWhenAppliedAndThrowWhenRefused() {
+        Fencer five = elector.fencer(5);
+        five.setOrThrow(key("s"), "five");
+        five.hsetOrThrow(key("h"), "f", "five");
+        five.evalOrThrow(ZADD, List.of(key("z")), "5", "five");
+        assertThat(redis.opsForValue().get(key("s"))).isEqualTo("five");
+        Fencer three = elector.fencer(3);
+        for (Runnable refused :
+                List.<Runnable>of(
+                        () -> three.setOrThrow(key("s"), "three"),
+                        () -> three.hsetOrThrow(key("h"), "f", "three"),
+                        () -> three.evalOrThrow(ZADD, List.of(key("z")), "3", "three"))) {
+            assertThatExceptionOfType(FenceRefusedException.class)
+                    .isThrownBy(refused::run)
+                    .isInstanceOf(NotLeaderException.class)
+                    .withMessageContaining("token 3 of '" + name + "'")
+                    .withMessageContaining("a newer term exists")
+                    .withMessageContaining("was not applied")
+                    .withMessageContaining("retrying with this token cannot succeed")
+                    .satisfies(
+                            ex -> {
+                                assertThat(ex.token()).isEqualTo(3);
+                                assertThat(ex.election()).isEqualTo(name);
+                            });
+        }
+        assertThat(redis.opsForValue().get(key("s"))).isEqualTo("five");
+        assertThat(recorder.kinds())
+                .containsExactly(
+                        "applied", "applied", "applied", "rejected", "rejected", "rejected");
+    }
+
+    @Test
+    void theReactiveThrowingFormsCompleteWhenAppliedAndFailWhenRefused() {
+        ReactiveFencer five = elector.reactiveFencer(5);
+        assertThat(five.setOrThrow(key("s"), "five").block()).isNull();
+        assertThat(five.hsetOrThrow(key("h"), "f", "five").block()).isNull();
+        assertThat(five.evalOrThrow(ZADD, List.of(key("z")), "5", "five").block()).isNull();
+        ReactiveFencer three = elector.reactiveFencer(3);
+        assertThatExceptionOfType(FenceRefusedException.class)
+                .isThrownBy(() -> three.setOrThrow(key("s"), "three").block())
+                .satisfies(ex -> assertThat(ex.token()).isEqualTo(3));
+        assertThatExceptionOfType(FenceRefusedException.class)
+                .isThrownBy(() -> three.hsetOrThrow(key("h"), "f", "three").block());
+        assertThatExceptionOfType(FenceRefusedException.class)
+                .isThrownBy(() -> three.evalOrThrow(ZADD, List.of(key("z")), "3", "x").block());
+        assertThat(redis.opsForValue().get(key("s"))).isEqualTo("five");
+    }
+
+    @Test
     void observersSeeEveryVerdict() {
         elector.fencer(2).set(key("s"), "v");
         elector.fencer(1).set(key("s"), "v");
@@ -332,19 +384,20 @@ class FencerTests {
                 .isThrownBy(() -> elector.fencer(1).set(null, "v"))
                 .withMessage("redlease: key must not be null");
         assertThatIllegalArgumentException()
-                .isThrownBy(() -> elector.fencer(1).set("k", null))
+                .isThrownBy(() -> elector.fencer(1).set(key("k"), null))
                 .withMessage("redlease: value must not be null");
         assertThatIllegalArgumentException()
-                .isThrownBy(() -> elector.fencer(1).hset("k", null, "v"))
+                .isThrownBy(() -> elector.fencer(1).hset(key("k"), null, "v"))
                 .withMessage("redlease: field must not be null");
         assertThatIllegalArgumentException()
                 .isThrownBy(() -> elector.fencer(1).eval(" ", List.of()))
                 .withMessage("redlease: body must not be null or blank");
         assertThatIllegalArgumentException()
-                .isThrownBy(() -> elector.fencer(1).eval(ZADD, java.util.Arrays.asList("k", null)))
+                .isThrownBy(
+                        () -> elector.fencer(1).eval(ZADD, java.util.Arrays.asList(key("k"), null)))
                 .withMessage("redlease: keys element must not be null");
         assertThatIllegalArgumentException()
-                .isThrownBy(() -> elector.fencer(1).eval(ZADD, List.of("k"), "a", null))
+                .isThrownBy(() -> elector.fencer(1).eval(ZADD, List.of(key("k")), "a", null))
                 .withMessage("redlease: args element must not be null");
         assertThat(mark()).isNull();
     }

@@ -260,7 +260,11 @@ class ReactiveHostileTests {
                 case "after-reactive-redis-reply" ->
                         leadership
                                 .reactiveFencer()
-                                .flatMap(fencer -> fencer.set("{hostile}:probe", "x"))
+                                .flatMap(
+                                        fencer ->
+                                                fencer.set(
+                                                        leadership.elector().name() + ":probe",
+                                                        "x"))
                                 .map(applied -> seen());
                 case "immediate" ->
                         Mono.just(0L).publishOn(Schedulers.immediate()).map(value -> seen());

@@ -12,17 +12,20 @@ import org.springframework.data.redis.core.script.RedisScript;
  * counter} is the election's token counter ({@code <name>:fence}) read at the moment the write was
  * applied. The list is the ground truth of which writes were applied, in which order, and how many
  * terms had been elected by then. All keys share the name, so a hash-tagged name keeps them in one
- * Cluster slot.
+ * Cluster slot. The counter is the election's own key, which a fenced write may not name: the body
+ * reads it by a name passed as an argument (an undeclared key of the same slot), for this check
+ * only.
  */
 final class FencedLog {
 
     /**
-     * The write, as a fenced-eval body: KEYS[2] the log, KEYS[3] the token counter (read only),
-     * ARGV[1] the token (the fence's), ARGV[2] the sequence number, ARGV[3] the candidate.
+     * The write, as a fenced-eval body: KEYS[2] the log, ARGV[1] the token (the fence's), ARGV[2]
+     * the sequence number, ARGV[3] the candidate, ARGV[4] the name of the token counter (read
+     * only).
      */
     static final String BODY =
             "redis.call('RPUSH', KEYS[2], ARGV[1] .. ':' .. ARGV[2] .. ':' .."
-                    + " (redis.call('GET', KEYS[3]) or '0') .. ':' .. ARGV[3])";
+                    + " (redis.call('GET', ARGV[4]) or '0') .. ':' .. ARGV[3])";
 
     /** The same write without the fence: what the mutant run sends. */
     private static final RedisScript<Long> UNFENCED =
@@ -50,12 +53,12 @@ final class FencedLog {
     }
 
     List<String> keys() {
-        return List.of(key(), counterKey());
+        return List.of(key());
     }
 
     /** Appends through the fence; returns whether the fence accepted the token. */
     boolean fenced(Fencer fencer, long seq, String candidate) {
-        return fencer.eval(BODY, keys(), Long.toString(seq), candidate);
+        return fencer.eval(BODY, keys(), Long.toString(seq), candidate, counterKey());
     }
 
     /** Appends without the fence (the mutant): always applied. */
@@ -63,10 +66,11 @@ final class FencedLog {
         Long reply =
                 redis.execute(
                         UNFENCED,
-                        List.of(markKey(), key(), counterKey()),
+                        List.of(markKey(), key()),
                         Long.toString(token),
                         Long.toString(seq),
-                        candidate);
+                        candidate,
+                        counterKey());
         return reply != null && reply == 1L;
     }
 

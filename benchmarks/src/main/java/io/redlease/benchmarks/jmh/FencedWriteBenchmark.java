@@ -38,9 +38,9 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 @Fork(1)
 public class FencedWriteBenchmark {
 
-    private static final String KEY = "jmh:value";
+    private static final String KEY = "jmh-fence:value";
 
-    private static final String HASH = "jmh:hash";
+    private static final String HASH = "jmh-fence:hash";
 
     private static final String FIELD = "status";
 

@@ -4,6 +4,7 @@ import io.redlease.core.Elections;
 import io.redlease.core.Term;
 import io.redlease.core.partition.PartitionedElection;
 import java.lang.reflect.Method;
+import java.lang.reflect.UndeclaredThrowableException;
 import java.util.function.Supplier;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -15,7 +16,8 @@ import org.springframework.aop.support.AopUtils;
 
 /**
  * The innermost advice on a {@code @LeaderOnly(partitions = ...)} method: the method itself runs
- * only on the thread making a run of an active term of a partition of its election. {@link
+ * only on the thread making a run of an active term of a partition of its election (a term that
+ * passed its deadline since the run was admitted refuses it, as a start past the deadline). {@link
  * PartitionedLeaderOnly} binds that term around each run; advice between the two that calls the
  * method on another thread (even one the term was propagated to) or again after the run's term
  * ended (a retry of a run that was cut short) is refused here, so the method never runs outside its
@@ -99,7 +101,8 @@ final class PartitionRunGuard implements MethodInterceptor {
         }
         PartitionedElection election = elections.get().partitioned(leaderOnly.partitions());
         Term term = election.boundTerm().orElse(null);
-        if (term == null || !term.isActive() || PartitionedLeaderOnly.running() != term) {
+        boolean ended = term != null && term.endReason().isPresent();
+        if (term == null || ended || PartitionedLeaderOnly.running() != term) {
             throw new IllegalStateException(
                     "redlease: "
                             + method.getDeclaringClass().getSimpleName()
@@ -108,16 +111,23 @@ final class PartitionRunGuard implements MethodInterceptor {
                             + "() runs only inside the active term of a partition of '"
                             + election.name()
                             + "', and "
-                            + (term == null || term.isActive()
-                                    ? "the thread it was entered on works for no partition run"
-                                            + " (advice in front of it called it on another"
-                                            + " thread)"
-                                    : "the term of the partition run it was entered in has ended"
+                            + (ended
+                                    ? "the term of the partition run it was entered in has ended"
                                             + " (advice in front of it called it again after the"
-                                            + " run was cut short)")
+                                            + " run was cut short)"
+                                    : "the thread it was entered on works for no partition run"
+                                            + " (advice in front of it called it on another"
+                                            + " thread)")
                             + "; advice around a @LeaderOnly(partitions) method must call it on"
                             + " the calling thread, within the call");
         }
-        return invocation.proceed();
+        try {
+            // A nested call of the run's term: refused before the method starts (a
+            // TermEndedException, which the run takes as not started) when the term passed its
+            // deadline since the run was admitted.
+            return term.execute(new LeaderOnlyInterceptor.Call(invocation), false);
+        } catch (UndeclaredThrowableException ex) {
+            throw ex.getUndeclaredThrowable();
+        }
     }
 }

@@ -82,14 +82,14 @@ final class PartitionedLeaderOnly {
         boolean cleared = false;
         Term previous = null;
         for (int partition : election.owned()) {
-            if (previous != null && !previous.isActive() && Thread.interrupted()) {
+            if (previous != null && previous.endReason().isPresent() && Thread.interrupted()) {
                 // The previous run's term ended and interrupted it (an outer frame keeps the
                 // interrupt set): that is not this run's concern.
                 cleared = true;
             }
             Term term = election.term(partition).filter(Term::isActive).orElse(null);
             if (term == null) {
-                continue; // revoked since the snapshot
+                continue; // revoked since the snapshot, or past its deadline: it may not start
             }
             previous = term;
             try {
@@ -124,8 +124,8 @@ final class PartitionedLeaderOnly {
     }
 
     /**
-     * Runs a call made within a partition run once, in that run's term; a term that has ended
-     * starts no leader-only work, also not in another partition.
+     * Runs a call made within a partition run once, in that run's term; a term that is not active
+     * (ended, or past its deadline) starts no leader-only work, also not in another partition.
      */
     private static @Nullable Object nested(
             MethodInvocation invocation,
@@ -157,12 +157,12 @@ final class PartitionedLeaderOnly {
     /** Returns whether a term the thread works for (around this call) has ended. */
     private static boolean anyBoundTermEnded(Elections elections) {
         for (Elector elector : elections.asMap().values()) {
-            if (elector.boundTerm().filter(term -> !term.isActive()).isPresent()) {
+            if (elector.boundTerm().filter(term -> term.endReason().isPresent()).isPresent()) {
                 return true;
             }
         }
         for (PartitionedElection other : elections.partitionedAsMap().values()) {
-            if (other.boundTerm().filter(term -> !term.isActive()).isPresent()) {
+            if (other.boundTerm().filter(term -> term.endReason().isPresent()).isPresent()) {
                 return true;
             }
         }

@@ -123,6 +123,7 @@ final class ElectorFactory {
             if (ack.getReplicas() != 0) {
                 builder.replicaAcknowledgement(ack.getReplicas(), ack.getTimeout());
             }
+            builder.fencedKeyPrefixes(fencedKeyPrefixes(election).toArray(String[]::new));
             for (ElectorCustomizer customizer : customizers) {
                 customizer.customize(id, builder);
             }
@@ -130,6 +131,13 @@ final class ElectorFactory {
         } catch (InvalidElectorConfigException ex) {
             throw invalid(id, ex);
         }
+    }
+
+    /** Returns an election's own fenced key prefixes: the main one's are not inherited. */
+    private List<String> fencedKeyPrefixes(@Nullable Election election) {
+        return election == null
+                ? properties.getFencedKeyPrefixes()
+                : election.getFencedKeyPrefixes();
     }
 
     /**
@@ -227,6 +235,14 @@ final class ElectorFactory {
                                 + property
                                 + " to at least 1ms and less than the TTL, or remove it to"
                                 + " poll every half TTL.");
+            }
+            case FENCED_KEY_PREFIXES -> {
+                String property = property(id, "fenced-key-prefixes", election != null);
+                yield invalidValue(
+                        property,
+                        fencedKeyPrefixes(election),
+                        rule,
+                        "Remove the empty entry from " + property + ".");
             }
             case DRAIN_TIMEOUT ->
                     invalidValue(

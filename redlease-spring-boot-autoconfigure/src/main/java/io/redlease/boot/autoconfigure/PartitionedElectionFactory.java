@@ -217,7 +217,7 @@ final class PartitionedElectionFactory {
                             null,
                             ex,
                             "Set it to a positive duration.");
-            case NAME, REPLICA_ACKNOWLEDGEMENT ->
+            case NAME, REPLICA_ACKNOWLEDGEMENT, FENCED_KEY_PREFIXES ->
                     value(property(id, "name"), settings.getName(), ex, "Change it.");
         };
     }

@@ -51,6 +51,12 @@ public class RedleaseProperties {
     /** Whether a release is announced over Pub/Sub so that a follower takes over at once. */
     private boolean releaseNotifications = true;
 
+    /**
+     * Key prefixes, beyond the main election's own keys (its name's hash tag, else "name:"), that
+     * its fenced writes may name; not inherited by extra elections.
+     */
+    private List<String> fencedKeyPrefixes = new ArrayList<>();
+
     /** Replica acknowledgement of won terms, for replicated (Sentinel) deployments. */
     private final ReplicaAcknowledgement replicaAcknowledgement = new ReplicaAcknowledgement();
 
@@ -139,6 +145,14 @@ public class RedleaseProperties {
 
     public void setReleaseNotifications(boolean releaseNotifications) {
         this.releaseNotifications = releaseNotifications;
+    }
+
+    public List<String> getFencedKeyPrefixes() {
+        return fencedKeyPrefixes;
+    }
+
+    public void setFencedKeyPrefixes(List<String> fencedKeyPrefixes) {
+        this.fencedKeyPrefixes = fencedKeyPrefixes;
     }
 
     public ReplicaAcknowledgement getReplicaAcknowledgement() {
@@ -293,6 +307,12 @@ public class RedleaseProperties {
         /** Whether to start contending when the application context starts. */
         private @Nullable Boolean autoStartup;
 
+        /**
+         * Key prefixes, beyond this election's own keys (its name's hash tag, else "name:"), that
+         * its fenced writes may name; not inherited from the main election.
+         */
+        private List<String> fencedKeyPrefixes = new ArrayList<>();
+
         /** Leader-only lifecycles of this election. */
         private final LeaderLifecycle lifecycle = new LeaderLifecycle();
 
@@ -342,6 +362,14 @@ public class RedleaseProperties {
 
         public void setAutoStartup(@Nullable Boolean autoStartup) {
             this.autoStartup = autoStartup;
+        }
+
+        public List<String> getFencedKeyPrefixes() {
+            return fencedKeyPrefixes;
+        }
+
+        public void setFencedKeyPrefixes(List<String> fencedKeyPrefixes) {
+            this.fencedKeyPrefixes = fencedKeyPrefixes;
         }
 
         public LeaderLifecycle getLifecycle() {

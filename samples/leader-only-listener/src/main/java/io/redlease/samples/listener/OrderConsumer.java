@@ -1,5 +1,6 @@
 package io.redlease.samples.listener;
 
+import io.redlease.core.FenceRefusedException;
 import io.redlease.core.Fencer;
 import io.redlease.core.LeadershipContext;
 import java.util.List;
@@ -12,7 +13,8 @@ import org.springframework.stereotype.Component;
  * <name>:orders} and the list {@code <name>:applied} only if this instance's term is still the
  * newest and the order was not applied before. A message redelivered after a crash is acknowledged
  * without applying it again; one consumed by an ex-leader whose term has passed is refused by the
- * fence and requeued for the new leader.
+ * fence: {@link Fencer#evalOrThrow} throws, so the message is requeued for the new leader instead
+ * of being acknowledged.
  */
 @Component
 public class OrderConsumer {
@@ -41,19 +43,23 @@ public class OrderConsumer {
         this.workMillis = workMillis;
     }
 
+    // tag::fenced-listener[]
     @RabbitListener(id = "orders", queues = ListenerApplication.QUEUE, autoStartup = "false")
     void consume(String order) throws InterruptedException {
         Fencer fencer = leadership.requireFencer();
         if (workMillis > 0) {
             Thread.sleep(workMillis); // the order's processing
         }
-        boolean applied =
-                fencer.eval(APPLY, keys, order, leadership.instanceId() + ":" + fencer.token());
-        events.emit(
-                "consumed", "order=" + order + " token=" + fencer.token() + " applied=" + applied);
-        if (!applied) {
-            throw new IllegalStateException(
-                    "term " + fencer.token() + " is no longer the newest; requeueing " + order);
+        try {
+            // Throws unless the write landed: the message is then requeued, not acknowledged,
+            // and the new leader applies it.
+            fencer.evalOrThrow(APPLY, keys, order, leadership.instanceId() + ":" + fencer.token());
+        } catch (FenceRefusedException refused) {
+            events.emit(
+                    "consumed", "order=" + order + " token=" + fencer.token() + " applied=false");
+            throw refused;
         }
+        events.emit("consumed", "order=" + order + " token=" + fencer.token() + " applied=true");
     }
+    // end::fenced-listener[]
 }

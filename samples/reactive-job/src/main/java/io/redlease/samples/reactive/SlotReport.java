@@ -1,5 +1,6 @@
 package io.redlease.samples.reactive;
 
+import io.redlease.core.FenceRefusedException;
 import io.redlease.core.LeadershipContext;
 import io.redlease.core.annotation.LeaderOnly;
 import java.time.Duration;
@@ -13,8 +14,9 @@ import reactor.core.publisher.Mono;
  * A report per slot of a cron schedule, built in a Reactor pipeline: exactly one per slot across
  * hand-offs and crashes. The slot is marked when the pipeline completes inside the term; the report
  * is appended through the reactive fence, as {@code slot:instance:token}, so a leader whose term is
- * over cannot append one. A slot's run can be repeated (a term that ended after the report and
- * before the mark leaves the slot to the next term), so the report is keyed by its slot.
+ * over cannot append one: the throwing form fails the pipeline then, which leaves the slot unmarked
+ * for the next term. A slot's run can be repeated (a term that ended after the report and before
+ * the mark leaves the slot to the next term), so the report is keyed by its slot.
  */
 @Component
 public class SlotReport {
@@ -62,7 +64,7 @@ public class SlotReport {
                                     .then(
                                             slotAndFencer
                                                     .getT2()
-                                                    .eval(
+                                                    .evalOrThrow(
                                                             APPEND,
                                                             List.of(reportsKey, reportedSlotsKey),
                                                             slot
@@ -71,12 +73,18 @@ public class SlotReport {
                                                                     + ":"
                                                                     + token,
                                                             String.valueOf(slot)))
-                                    .doOnNext(
-                                            applied ->
+                                    // A refusal fails the pipeline: the slot stays unmarked,
+                                    // and the next term runs it again.
+                                    .doOnError(
+                                            FenceRefusedException.class,
+                                            refused ->
                                                     events.emit(
-                                                            applied
-                                                                    ? "report-applied"
-                                                                    : "report-rejected",
+                                                            "report-rejected",
+                                                            "slot=" + slot + " token=" + token))
+                                    .doOnSuccess(
+                                            done ->
+                                                    events.emit(
+                                                            "report-applied",
                                                             "slot=" + slot + " token=" + token));
                         })
                 .then();

@@ -1,5 +1,6 @@
 package io.redlease.samples.scheduled;
 
+import io.redlease.core.FenceRefusedException;
 import io.redlease.core.Fencer;
 import io.redlease.core.LeadershipContext;
 import io.redlease.core.Slot;
@@ -17,9 +18,10 @@ import org.springframework.stereotype.Component;
  * catches it up right after its election).
  *
  * <p>The report is appended through the fence, as {@code slot:instance:token}, so a leader whose
- * term is over cannot append one; redlease marks the slot complete, also through the fence, when
- * the method returns. A slot's run can be repeated (a term that ended after the report and before
- * the mark leaves the slot to the next term), so the report is keyed by its slot.
+ * term is over cannot append one: the throwing form fails the run then, which leaves the slot
+ * unmarked for the next term; redlease marks the slot complete, also through the fence, when the
+ * method returns. A slot's run can be repeated (a term that ended after the report and before the
+ * mark leaves the slot to the next term), so the report is keyed by its slot.
  */
 @Component
 public class SlotReport {
@@ -75,15 +77,21 @@ public class SlotReport {
                         + slot.catchUp());
         Thread.sleep(buildTime.toMillis());
         long time = slot.time().toEpochMilli();
-        boolean applied =
-                fencer.eval(
-                        APPEND,
-                        List.of(reportsKey, reportedSlotsKey),
-                        time + ":" + leadership.instanceId() + ":" + fencer.token(),
-                        String.valueOf(time));
-        events.emit(
-                applied ? "report-applied" : "report-rejected",
-                "slot=" + time + " token=" + fencer.token());
+        // tag::fenced-slot-run[]
+        try {
+            // Throws unless the report landed: the run then fails, its slot stays unmarked, and
+            // the next term runs the slot again.
+            fencer.evalOrThrow(
+                    APPEND,
+                    List.of(reportsKey, reportedSlotsKey),
+                    time + ":" + leadership.instanceId() + ":" + fencer.token(),
+                    String.valueOf(time));
+        } catch (FenceRefusedException refused) {
+            events.emit("report-rejected", "slot=" + time + " token=" + fencer.token());
+            throw refused;
+        }
+        // end::fenced-slot-run[]
+        events.emit("report-applied", "slot=" + time + " token=" + fencer.token());
     }
 
     /** Returns the key of the list of slot reports. */
