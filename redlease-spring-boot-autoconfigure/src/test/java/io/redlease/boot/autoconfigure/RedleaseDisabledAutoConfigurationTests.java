@@ -19,10 +19,15 @@ import io.redlease.core.annotation.LeaderOnlyAnnotationBeanPostProcessor;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.context.Lifecycle;
+import org.springframework.context.SmartLifecycle;
 import org.springframework.core.env.MapPropertySource;
 import org.springframework.core.env.StandardEnvironment;
 
@@ -30,6 +35,7 @@ import org.springframework.core.env.StandardEnvironment;
  * {@code redlease.enabled=false}: the application keeps every bean it injects, answering
  * "disabled". No Redis is needed, so none is configured.
  */
+@ExtendWith(OutputCaptureExtension.class)
 class RedleaseDisabledAutoConfigurationTests {
 
     private final ApplicationContextRunner contextRunner =
@@ -155,6 +161,73 @@ class RedleaseDisabledAutoConfigurationTests {
                 .getPropertySources()
                 .addFirst(new MapPropertySource("test", Map.of("redlease.enabled", enabled)));
         return environment;
+    }
+
+    /** A leader-only consumer that the context does not start itself. */
+    @LeaderOnly
+    static class PlainConsumer implements Lifecycle {
+
+        private volatile boolean running;
+
+        @Override
+        public void start() {
+            running = true;
+        }
+
+        @Override
+        public void stop() {
+            running = false;
+        }
+
+        @Override
+        public boolean isRunning() {
+            return running;
+        }
+    }
+
+    /** A leader-only consumer declared not to start with the context. */
+    @LeaderOnly
+    static class ManualConsumer extends PlainConsumer implements SmartLifecycle {
+
+        @Override
+        public boolean isAutoStartup() {
+            return false;
+        }
+    }
+
+    @Test
+    void leaderOnlyLifecyclesStartOnEveryInstanceAndStopWithTheContext(CapturedOutput output) {
+        PlainConsumer plain = new PlainConsumer();
+        ManualConsumer manual = new ManualConsumer();
+        contextRunner
+                .withBean("plain", PlainConsumer.class, () -> plain)
+                .withBean("manual", ManualConsumer.class, () -> manual)
+                .run(
+                        context -> {
+                            assertThat(context).hasNotFailed();
+                            assertThat(plain.isRunning()).isTrue();
+                            assertThat(manual.isRunning()).isTrue();
+                        });
+        assertThat(plain.isRunning()).isFalse();
+        assertThat(manual.isRunning()).isFalse();
+        assertThat(output)
+                .contains(
+                        "redlease.enabled=false: leader-only lifecycles and listener containers"
+                                + " are started with the application, so they run on every"
+                                + " instance: [plain, manual]");
+    }
+
+    @Test
+    void aListenerIdThatNoContainerHasFailsStartupAsWithRedleaseEnabled() {
+        contextRunner
+                .withPropertyValues("redlease.lifecycle.listeners=ordres")
+                .run(
+                        context ->
+                                assertThat(context.getStartupFailure())
+                                        .rootCause()
+                                        .isInstanceOf(InvalidRedleasePropertyException.class)
+                                        .hasMessageContaining("redlease.lifecycle.listeners")
+                                        .hasMessageContaining("ordres"));
     }
 
     /** Injects the main election's elector. */
