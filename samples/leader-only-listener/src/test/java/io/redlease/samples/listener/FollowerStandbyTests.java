@@ -90,16 +90,18 @@ class FollowerStandbyTests {
 
     @Test
     void aFollowerWithoutAWebServerStaysUpAndTakesOverWhenTheLeaderCrashes() throws Exception {
+        RabbitTemplate orders = new RabbitTemplate(rabbitFactory);
         long begin = System.currentTimeMillis();
         nodes.start("a");
-        nodes.await(after(begin, "elected").and(by("a")), WAIT);
+        orders.convertAndSend(ListenerApplication.QUEUE, "o1");
+        nodes.await(after(begin, "consumed").and(by("a")), WAIT);
         nodes.start("b");
         nodes.await(after(begin, "ready").and(by("b")), WAIT);
 
         // Only a standby that is still running can be elected and consume once the leader is gone.
         long killed = System.currentTimeMillis();
         nodes.signal("a", "KILL");
-        new RabbitTemplate(rabbitFactory).convertAndSend(ListenerApplication.QUEUE, "o1");
+        orders.convertAndSend(ListenerApplication.QUEUE, "o2");
         nodes.await(after(killed, "elected").and(by("b")), WAIT);
         nodes.await(after(killed, "consumed").and(by("b")), WAIT);
     }
