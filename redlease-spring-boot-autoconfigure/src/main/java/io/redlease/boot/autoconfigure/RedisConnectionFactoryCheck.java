@@ -1,8 +1,6 @@
 package io.redlease.boot.autoconfigure;
 
 import io.redlease.core.Elections;
-import java.util.ArrayList;
-import java.util.List;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryUtils;
@@ -59,21 +57,23 @@ final class RedisConnectionFactoryCheck implements BeanFactoryPostProcessor {
         return BeanFactoryUtils.beanNamesForTypeIncludingAncestors(beanFactory, type, true, false);
     }
 
-    /** As Boot's single candidate: one primary bean, else one that is not a fallback. */
+    /**
+     * As Boot's single candidate: one primary bean, else one that is not a fallback (a singleton
+     * registered without a definition is neither).
+     */
     private static boolean hasSingleCandidate(BeanFactory beanFactory, String[] names) {
-        List<BeanDefinition> definitions = new ArrayList<>();
+        int primary = 0;
+        int preferred = 0;
         for (String name : names) {
             BeanDefinition definition = definition(beanFactory, name);
-            if (definition == null) {
-                return true; // a registered singleton without a definition: give it the benefit
+            if (definition != null && definition.isPrimary()) {
+                primary++;
             }
-            definitions.add(definition);
+            if (definition == null || !definition.isFallback()) {
+                preferred++;
+            }
         }
-        long primary = definitions.stream().filter(BeanDefinition::isPrimary).count();
-        if (primary > 0) {
-            return primary == 1;
-        }
-        return definitions.stream().filter(definition -> !definition.isFallback()).count() == 1;
+        return primary > 0 ? primary == 1 : preferred == 1;
     }
 
     private static @Nullable BeanDefinition definition(BeanFactory beanFactory, String name) {

@@ -100,6 +100,22 @@ class RedisConnectionFactoryCheckTests {
     }
 
     @Test
+    void twoFactoriesRegisteredAsSingletonsWithoutDefinitionsFailToo() {
+        contextRunner
+                .withInitializer(
+                        context -> {
+                            context.getBeanFactory().registerSingleton("first", factory());
+                            context.getBeanFactory().registerSingleton("second", factory());
+                        })
+                .withBean(Job.class)
+                .run(
+                        context ->
+                                assertThat(context.getStartupFailure())
+                                        .isInstanceOf(RedleaseUnavailableException.class)
+                                        .hasMessageContaining("(first, second)"));
+    }
+
+    @Test
     void aPrimaryFactoryIsUsed() {
         contextRunner
                 .withBean("first", LettuceConnectionFactory.class, this::factory)

@@ -17,6 +17,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.health.actuate.endpoint.HealthEndpoint;
+import org.springframework.boot.health.actuate.endpoint.IndicatedHealthDescriptor;
+import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -69,6 +72,25 @@ class SwitchesApplicationTests {
                     .contains(ReportJob.class.getName() + ".publish");
         }
         assertThat(output).doesNotContain("could not be found");
+    }
+
+    @Test
+    void healthGroupsThatNameRedleasesIndicatorsKeepWorkingWithTheSwitchOff(RedisServer server) {
+        try (ConfigurableApplicationContext context =
+                app(QuickStartApplication.class, server)
+                        .run(
+                                "--redlease.name=" + name(),
+                                "--redlease.enabled=false",
+                                "--redlease.health.leader.enabled=true",
+                                "--management.endpoint.health.group.leader.include=redleaseLeader",
+                                "--management.endpoint.health.group.custom.include=ping,redlease",
+                                "--management.endpoint.health.show-details=always")) {
+            HealthEndpoint health = context.getBean(HealthEndpoint.class);
+            assertThat(health.healthForPath("redlease").getStatus()).isEqualTo(Status.UP);
+            assertThat(health.healthForPath("redleaseLeader").getStatus()).isEqualTo(Status.UP);
+            assertThat(((IndicatedHealthDescriptor) health.healthForPath("redlease")).getDetails())
+                    .containsEntry("enabled", false);
+        }
     }
 
     @Test
