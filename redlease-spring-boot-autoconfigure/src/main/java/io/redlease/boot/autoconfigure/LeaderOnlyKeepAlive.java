@@ -41,6 +41,9 @@ final class LeaderOnlyKeepAlive implements ApplicationListener<ApplicationEvent>
 
     private static final Log logger = LogFactory.getLog(LeaderOnlyKeepAlive.class);
 
+    /** The package of redlease's own listeners, which do no work of the application. */
+    private static final String OWN_PACKAGE = "io.redlease.boot.";
+
     private final ApplicationContext context;
 
     private final Supplier<@Nullable Elections> elections;
@@ -96,14 +99,17 @@ final class LeaderOnlyKeepAlive implements ApplicationListener<ApplicationEvent>
         return work;
     }
 
-    /** Returns whether a listener of the context hears of won terms or assigned partitions. */
+    /**
+     * Returns whether a listener of the application (not one of redlease's own, such as its
+     * partition meters) hears of won terms or assigned partitions.
+     */
     private boolean hasLeadershipListeners() {
         if (!(context instanceof AbstractApplicationContext abstractContext)) {
             return false;
         }
         ResolvableType any = ResolvableType.forClass(ApplicationEvent.class);
         for (ApplicationListener<?> listener : abstractContext.getApplicationListeners()) {
-            if (listener == this) {
+            if (listener.getClass().getName().startsWith(OWN_PACKAGE)) {
                 continue;
             }
             GenericApplicationListener generic =

@@ -3,6 +3,7 @@ package io.redlease.boot.app.switches;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.redlease.boot.event.LeadershipGrantedEvent;
 import io.redlease.core.Elector;
 import io.redlease.core.ElectorConfig;
 import io.redlease.test.RedisExtension;
@@ -14,9 +15,12 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.event.EventListener;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
@@ -96,11 +100,61 @@ class KeepAliveApplicationTests {
     }
 
     @Test
+    void lazyInitializationKeepsTheFollowerRunningToo() {
+        try (ConfigurableApplicationContext context =
+                run(LifecycleOnlyApplication.class, "--spring.main.lazy-initialization=true")) {
+            assertThat(keepAliveThreads()).hasSize(1);
+        }
+        await().atMost(WAIT).until(() -> keepAliveThreads().isEmpty());
+    }
+
+    /** A child context with auto-configuration and nothing of its own. */
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    static class Child {}
+
+    @Test
+    void aChildContextNeitherAddsAThreadNorEndsTheParentsWhenItCloses() {
+        SpringApplicationBuilder parent =
+                new SpringApplicationBuilder(LifecycleOnlyApplication.class)
+                        .web(WebApplicationType.NONE)
+                        .properties(
+                                "spring.data.redis.url=" + server.url(), "redlease.name=" + name);
+        ConfigurableApplicationContext child =
+                parent.child(Child.class).web(WebApplicationType.NONE).run();
+        try {
+            assertThat(keepAliveThreads()).hasSize(1);
+            child.close();
+            assertThat(keepAliveThreads()).as("after the child closed").hasSize(1);
+        } finally {
+            parent.context().close();
+        }
+        await().atMost(WAIT).until(() -> keepAliveThreads().isEmpty());
+    }
+
+    @Test
     void anApplicationWithoutLeaderOnlyWorkIsNotKeptRunning() {
         try (ConfigurableApplicationContext context = run(QuickStartApplication.class)) {
             assertThat(context.isRunning()).isTrue();
             assertThat(keepAliveThreads()).isEmpty();
         }
+    }
+
+    /** An application that starts its work when this instance is elected. */
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    static class GrantedListenerApplication {
+
+        @EventListener
+        void onGranted(LeadershipGrantedEvent event) {}
+    }
+
+    @Test
+    void anApplicationThatWorksOnLeadershipEventsIsKeptRunning() {
+        try (ConfigurableApplicationContext context = run(GrantedListenerApplication.class)) {
+            assertThat(keepAliveThreads()).hasSize(1);
+        }
+        await().atMost(WAIT).until(() -> keepAliveThreads().isEmpty());
     }
 
     @Test
