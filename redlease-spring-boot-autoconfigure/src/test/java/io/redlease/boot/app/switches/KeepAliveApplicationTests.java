@@ -1,6 +1,7 @@
 package io.redlease.boot.app.switches;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.awaitility.Awaitility.await;
 
 import io.redlease.boot.event.LeadershipGrantedEvent;
@@ -15,11 +16,14 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.ApplicationRunner;
 import org.springframework.boot.SpringBootConfiguration;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Import;
 import org.springframework.context.event.EventListener;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -154,6 +158,38 @@ class KeepAliveApplicationTests {
         try (ConfigurableApplicationContext context = run(GrantedListenerApplication.class)) {
             assertThat(keepAliveThreads()).hasSize(1);
         }
+        await().atMost(WAIT).until(() -> keepAliveThreads().isEmpty());
+    }
+
+    @Test
+    void withAutoStartupOffTheApplicationIsKeptRunningForTheElectionsItStartsItself() {
+        try (ConfigurableApplicationContext context =
+                run(LifecycleOnlyApplication.class, "--redlease.auto-startup=false")) {
+            assertThat(context.getBean(Elector.class).isRunning()).isFalse();
+            assertThat(keepAliveThreads()).hasSize(1);
+        }
+        await().atMost(WAIT).until(() -> keepAliveThreads().isEmpty());
+    }
+
+    /** Leader-only work, and a runner that fails after the context was refreshed. */
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    @Import(LifecycleOnlyApplication.class)
+    static class FailingRunnerApplication {
+
+        @Bean
+        ApplicationRunner failing() {
+            return arguments -> {
+                throw new IllegalStateException("runner failed on purpose");
+            };
+        }
+    }
+
+    @Test
+    void aRunFailingAfterTheRefreshDoesNotLeaveTheJvmRunning() {
+        assertThatIllegalStateException()
+                .isThrownBy(() -> run(FailingRunnerApplication.class))
+                .withStackTraceContaining("runner failed on purpose");
         await().atMost(WAIT).until(() -> keepAliveThreads().isEmpty());
     }
 
