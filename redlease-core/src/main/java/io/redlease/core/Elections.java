@@ -33,9 +33,24 @@ public final class Elections {
 
     private final Map<String, PartitionedElection> partitioned;
 
+    /** Why leader election is off, for a disabled registry; null for an enabled one. */
+    private final @Nullable String disabledReason;
+
+    /** The instance id a disabled registry reports. */
+    private final @Nullable String disabledInstanceId;
+
     private Elections(Map<String, Elector> electors, Map<String, PartitionedElection> partitioned) {
         this.electors = Collections.unmodifiableMap(new LinkedHashMap<>(electors));
         this.partitioned = Collections.unmodifiableMap(new LinkedHashMap<>(partitioned));
+        this.disabledReason = null;
+        this.disabledInstanceId = null;
+    }
+
+    private Elections(String disabledReason, String instanceId) {
+        this.electors = Map.of();
+        this.partitioned = Map.of();
+        this.disabledReason = disabledReason;
+        this.disabledInstanceId = instanceId;
     }
 
     /**
@@ -81,13 +96,58 @@ public final class Elections {
     }
 
     /**
+     * Creates the registry of an application whose leader election is switched off: it has no
+     * elections, {@link #get} and {@link #partitioned} throw an {@link ElectionDisabledException}
+     * with the reason, and a {@link LeadershipContext} over it answers that this instance does not
+     * lead (and refuses to hand out a fencer).
+     *
+     * @param reason why leader election is off and how to turn it on, for the exceptions' messages
+     * @param instanceId the id this instance would have in its elections, or null to generate one
+     * @return the registry
+     */
+    public static Elections disabled(String reason, @Nullable String instanceId) {
+        if (reason == null || reason.isBlank()) {
+            throw new IllegalArgumentException("redlease: the reason must not be blank");
+        }
+        return new Elections(
+                reason,
+                instanceId == null || instanceId.isBlank() ? InstanceIds.generate() : instanceId);
+    }
+
+    /**
+     * Returns whether leader election is on: false for a registry made by {@link #disabled(String,
+     * String)}.
+     */
+    public boolean isEnabled() {
+        return disabledReason == null;
+    }
+
+    /** Returns the exception that answers for a disabled registry, or null for an enabled one. */
+    @Nullable ElectionDisabledException disabledException(String what) {
+        String reason = disabledReason;
+        return reason == null ? null : new ElectionDisabledException(what, reason);
+    }
+
+    /** Returns the instance id of a disabled registry, or null for an enabled one. */
+    @Nullable String disabledInstanceId() {
+        return disabledInstanceId;
+    }
+
+    /**
      * Returns the elector of an election.
      *
      * @param id the election id; empty or null means {@value #DEFAULT}
      * @throws UnknownElectionException if there is no such election
+     * @throws ElectionDisabledException if leader election is off ({@link #disabled(String,
+     *     String)})
      */
     public Elector get(@Nullable String id) {
         String key = normalize(id);
+        ElectionDisabledException disabled =
+                disabledException("no elector for election '" + key + "'");
+        if (disabled != null) {
+            throw disabled;
+        }
         Elector elector = electors.get(key);
         if (elector == null) {
             throw new UnknownElectionException(key, electors.keySet());
@@ -115,8 +175,15 @@ public final class Elections {
      *
      * @param id the partitioned election's id
      * @throws UnknownElectionException if there is no such partitioned election
+     * @throws ElectionDisabledException if leader election is off ({@link #disabled(String,
+     *     String)})
      */
     public PartitionedElection partitioned(@Nullable String id) {
+        ElectionDisabledException disabled =
+                disabledException("no partitioned election '" + id + "'");
+        if (disabled != null) {
+            throw disabled;
+        }
         PartitionedElection election = id == null ? null : partitioned.get(id);
         if (election == null) {
             throw new UnknownElectionException(
@@ -150,6 +217,9 @@ public final class Elections {
 
     @Override
     public String toString() {
+        if (disabledReason != null) {
+            return "Elections[disabled]";
+        }
         return "Elections"
                 + electors.keySet()
                 + (partitioned.isEmpty() ? "" : partitioned.keySet());

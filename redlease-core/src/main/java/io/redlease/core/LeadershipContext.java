@@ -30,6 +30,12 @@ import reactor.core.publisher.Mono;
  * partition run makes the main term the innermost one again for its duration (and a partitioned
  * call nested in it, its partition's). A context from {@link #election(String)} always answers for
  * its own election.
+ *
+ * <p>Over a disabled registry ({@link Elections#disabled}) it answers that this instance does not
+ * lead: {@link #isLeader()} is false, {@link #term()}, {@link #token()}, {@link #fencer()} and
+ * {@link #leaderInfo()} are empty, {@link #resign()} does nothing, and what needs an election
+ * ({@link #requireFencer()}, {@link #reactiveFencer()}, {@link #elector()}, {@link
+ * #partitions(String)}) throws an {@link ElectionDisabledException} naming why election is off.
  */
 public final class LeadershipContext {
 
@@ -59,11 +65,14 @@ public final class LeadershipContext {
      * Returns the context of another election.
      *
      * @param id the election id
-     * @throws UnknownElectionException if there is no such election
+     * @throws UnknownElectionException if there is no such election (any id is accepted while
+     *     leader election is disabled)
      */
     public LeadershipContext election(String id) {
         String key = Elections.normalize(id);
-        elections.get(key);
+        if (elections.isEnabled()) {
+            elections.get(key);
+        }
         return new LeadershipContext(elections, key, false);
     }
 
@@ -72,6 +81,7 @@ public final class LeadershipContext {
      *
      * @param id the partitioned election's id ({@code redlease.partitions.<id>})
      * @throws UnknownElectionException if there is no such partitioned election
+     * @throws ElectionDisabledException if leader election is disabled
      */
     public PartitionedElection partitions(String id) {
         return elections.partitioned(id);
@@ -99,6 +109,8 @@ public final class LeadershipContext {
     /**
      * Returns the elector of this context's election: the main one also inside a partition run (the
      * partition's is {@code partitions(id).elector(partition)}).
+     *
+     * @throws ElectionDisabledException if leader election is disabled
      */
     public Elector elector() {
         return elections.get(electionId);
@@ -109,6 +121,9 @@ public final class LeadershipContext {
      * current term while it is {@linkplain Term#isActive() active}.
      */
     public Optional<Term> term() {
+        if (!elections.isEnabled()) {
+            return Optional.empty();
+        }
         Term partition = partitionTerm();
         if (partition != null) {
             return Optional.of(partition);
@@ -125,6 +140,9 @@ public final class LeadershipContext {
      * fenced database transactions.
      */
     public Optional<Term> boundTerm() {
+        if (!elections.isEnabled()) {
+            return Optional.empty();
+        }
         Term partition = partitionTerm();
         return partition != null ? Optional.of(partition) : elector().boundTerm();
     }
@@ -143,6 +161,9 @@ public final class LeadershipContext {
      * Term#executeReactive}), else as {@link #term()}; empty when there is none.
      */
     public Mono<Term> reactiveTerm() {
+        if (!elections.isEnabled()) {
+            return Mono.empty();
+        }
         return Mono.deferContextual(
                 context -> {
                     Elector elector = elector();
@@ -165,9 +186,13 @@ public final class LeadershipContext {
 
     /**
      * Returns, at subscription, a reactive fencer of {@link #reactiveTerm()}; empty when there is
-     * no term.
+     * no term, an {@link ElectionDisabledException} when leader election is disabled.
      */
     public Mono<ReactiveFencer> reactiveFencer() {
+        ElectionDisabledException disabled = elections.disabledException("no reactive fencer");
+        if (disabled != null) {
+            return Mono.error(disabled);
+        }
         return reactiveTerm().map(Term::reactiveFencer);
     }
 
@@ -180,8 +205,13 @@ public final class LeadershipContext {
      * Returns the fencer of {@link #term()}.
      *
      * @throws NotLeaderException when this instance does not lead the election
+     * @throws ElectionDisabledException when leader election is disabled
      */
     public Fencer requireFencer() {
+        ElectionDisabledException disabled = elections.disabledException("no fencer");
+        if (disabled != null) {
+            throw disabled;
+        }
         return fencer().orElseThrow(() -> notLeader("no fencer"));
     }
 
@@ -207,6 +237,9 @@ public final class LeadershipContext {
      * left alone.
      */
     public void resign() {
+        if (!elections.isEnabled()) {
+            return;
+        }
         Term partition = partitionTerm();
         if (partition == null) {
             elector().resign();
@@ -221,9 +254,14 @@ public final class LeadershipContext {
     /**
      * Returns this instance's id in the election; the main election's also inside a partition run
      * (a partitioned election configured with its own instance id reports it through {@link
-     * PartitionedElection#instanceId()}).
+     * PartitionedElection#instanceId()}). While leader election is disabled, the id the disabled
+     * registry was given.
      */
     public String instanceId() {
+        String disabled = elections.disabledInstanceId();
+        if (disabled != null) {
+            return disabled;
+        }
         return elector().instanceId();
     }
 
@@ -232,9 +270,13 @@ public final class LeadershipContext {
      * attributes), with one round trip; see {@link Elector#leaderInfo()}. It reads the main
      * election's leader also inside a partition run.
      *
-     * @return the leader, or empty when no instance holds the lease
+     * @return the leader, or empty when no instance holds the lease (always empty while leader
+     *     election is disabled)
      */
     public Optional<LeaderInfo> leaderInfo() {
+        if (!elections.isEnabled()) {
+            return Optional.empty();
+        }
         return elector().leaderInfo();
     }
 

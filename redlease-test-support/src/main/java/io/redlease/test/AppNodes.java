@@ -14,6 +14,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.function.Predicate;
 import org.awaitility.Awaitility;
@@ -139,6 +140,19 @@ public final class AppNodes implements AutoCloseable {
     /** Returns whether a node's process is running. */
     public boolean isAlive(String id) {
         return process(id).isAlive();
+    }
+
+    /**
+     * Waits for a node's process to end, and returns its exit code.
+     *
+     * @throws IllegalStateException if it still runs after the timeout
+     */
+    public int awaitExit(String id, Duration timeout) throws InterruptedException {
+        Process process = process(id);
+        if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+            throw new IllegalStateException("node " + id + " still runs after " + timeout);
+        }
+        return process.exitValue();
     }
 
     private Process process(String id) {

@@ -5,7 +5,10 @@ import io.redlease.core.UnknownElectionException;
 import io.redlease.core.scheduling.SlotJobs;
 import java.lang.reflect.Method;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import org.apache.commons.logging.Log;
@@ -23,6 +26,7 @@ import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
 import org.springframework.beans.factory.BeanCreationException;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.HierarchicalBeanFactory;
+import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
@@ -52,6 +56,9 @@ import org.springframework.util.function.SingletonSupplier;
  * <p>Once-per-slot methods ({@code oncePerSlot = true}) are registered with the application's
  * {@link SlotJobs}, which this post-processor creates and registers as the bean {@value
  * #SLOT_JOBS_BEAN_NAME}.
+ *
+ * <p>Calls skipped because this instance does not lead are reported to the bean factory's {@link
+ * LeaderOnlySkipListener} beans, found once all singletons exist.
  */
 public class LeaderOnlyAnnotationBeanPostProcessor
         extends AbstractBeanFactoryAwareAdvisingPostProcessor
@@ -76,6 +83,13 @@ public class LeaderOnlyAnnotationBeanPostProcessor
 
     /** The partition run guard on each bean's proxy, by bean name. */
     private final transient Map<String, Advisor> partitionGuards = new ConcurrentHashMap<>();
+
+    /** The skip listeners, found once the singletons exist; none before. */
+    private transient volatile List<LeaderOnlySkipListener> skipListeners = List.of();
+
+    /** The {@code @LeaderOnly} methods of the singleton beans, told to the skip listeners. */
+    private final transient Set<LeaderOnlySkipListener.MethodRef> advisedMethods =
+            new LinkedHashSet<>();
 
     /** Creates the post-processor. */
     public LeaderOnlyAnnotationBeanPostProcessor() {
@@ -105,7 +119,11 @@ public class LeaderOnlyAnnotationBeanPostProcessor
                         .union(new AnnotationMatchingPointcut(null, LeaderOnly.class, true));
         this.advisor =
                 new DefaultPointcutAdvisor(
-                        pointcut, new LeaderOnlyInterceptor(lookup, jobs::returnedPublisher));
+                        pointcut,
+                        new LeaderOnlyInterceptor(
+                                lookup,
+                                jobs::returnedPublisher,
+                                new SkipReports(() -> skipListeners)));
     }
 
     /** Returns the application's once-per-slot jobs. */
@@ -143,13 +161,39 @@ public class LeaderOnlyAnnotationBeanPostProcessor
     }
 
     /**
-     * Moves each partition run guard innermost, past advice that post-processors after this one
-     * added to the end of the bean's advice, and refuses partitioned methods that asynchronous
-     * advice applied after this post-processor's (the proxies are complete once every singleton
-     * exists).
+     * Finds the {@link LeaderOnlySkipListener} beans; moves each partition run guard innermost,
+     * past advice that post-processors after this one added to the end of the bean's advice, and
+     * refuses partitioned methods that asynchronous advice applied after this post-processor's (the
+     * proxies are complete once every singleton exists).
      */
     @Override
     public void afterSingletonsInstantiated() {
+        if (factory instanceof ListableBeanFactory listable) {
+            List<LeaderOnlySkipListener> listeners =
+                    List.copyOf(
+                            listable.getBeanProvider(LeaderOnlySkipListener.class)
+                                    .orderedStream()
+                                    .toList());
+            List<LeaderOnlySkipListener.MethodRef> methods;
+            synchronized (advisedMethods) {
+                methods = List.copyOf(advisedMethods);
+            }
+            for (LeaderOnlySkipListener listener : listeners) {
+                for (LeaderOnlySkipListener.MethodRef method : methods) {
+                    try {
+                        listener.onAdvised(method);
+                    } catch (RuntimeException ex) {
+                        logger.warn(
+                                "redlease: LeaderOnlySkipListener "
+                                        + listener
+                                        + " failed for "
+                                        + method.name(),
+                                ex);
+                    }
+                }
+            }
+            skipListeners = listeners;
+        }
         if (!(factory instanceof SingletonBeanRegistry registry)) {
             return;
         }
@@ -209,6 +253,9 @@ public class LeaderOnlyAnnotationBeanPostProcessor
             }
             LeaderOnlyRules.check(method, type, leaderOnly, beanName);
             checkElection(method, leaderOnly, beanName);
+            if (singleton) {
+                advised(type, method, leaderOnly);
+            }
             partitioned |= !leaderOnly.partitions().isEmpty();
             SlotJobs.Definition job =
                     LeaderOnlyRules.slotJob(method, type, leaderOnly, beanName, this::resolve);
@@ -278,6 +325,21 @@ public class LeaderOnlyAnnotationBeanPostProcessor
             return resolved == null ? "" : resolved;
         }
         return value;
+    }
+
+    /** Remembers a singleton's method, with its election's name, for the skip listeners. */
+    private void advised(Class<?> type, Method method, LeaderOnly leaderOnly) {
+        Supplier<Elections> lookup = elections;
+        if (lookup == null) {
+            return;
+        }
+        String election =
+                leaderOnly.partitions().isEmpty()
+                        ? lookup.get().get(leaderOnly.value()).name()
+                        : lookup.get().partitioned(leaderOnly.partitions()).name();
+        synchronized (advisedMethods) {
+            advisedMethods.add(new LeaderOnlySkipListener.MethodRef(election, type, method));
+        }
     }
 
     private void checkElection(Method method, LeaderOnly leaderOnly, String beanName) {

@@ -6,6 +6,7 @@ import io.redlease.core.NotLeaderException;
 import io.redlease.core.Term;
 import io.redlease.core.TermEndedException;
 import io.redlease.core.annotation.LeaderOnly.WhenNotLeader;
+import io.redlease.core.annotation.LeaderOnlySkipListener.Reason;
 import java.lang.reflect.Method;
 import java.lang.reflect.UndeclaredThrowableException;
 import java.util.Map;
@@ -28,7 +29,8 @@ import org.springframework.core.annotation.AnnotatedElementUtils;
  * Runs a {@link LeaderOnly} method inside the election's current term, or skips or rejects it when
  * this instance does not lead. A once-per-slot job's scheduled run has its term bound already, so
  * its call runs inside that term like any nested call; called directly, such a method is an
- * ordinary {@code @LeaderOnly} call, outside any slot.
+ * ordinary {@code @LeaderOnly} call, outside any slot. Each skipped call is reported to the {@link
+ * LeaderOnlySkipListener}s.
  */
 final class LeaderOnlyInterceptor implements MethodInterceptor {
 
@@ -36,6 +38,9 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
 
     /** Hears of each publisher a once-per-slot reactive method returns. */
     private final PublisherListener publishers;
+
+    /** Hears of each skipped call. */
+    private final SkipReports skips;
 
     /** How each method of each target class is called, worked out once. */
     private final Map<MethodClassKey, Optional<Plan>> plans = new ConcurrentHashMap<>();
@@ -45,10 +50,13 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
      *
      * @param elections supplies the application's elections, looked up at the first call
      * @param publishers hears of each publisher a once-per-slot reactive method returns
+     * @param skips hears of each skipped call
      */
-    LeaderOnlyInterceptor(Supplier<Elections> elections, PublisherListener publishers) {
+    LeaderOnlyInterceptor(
+            Supplier<Elections> elections, PublisherListener publishers, SkipReports skips) {
         this.elections = elections;
         this.publishers = publishers;
+        this.skips = skips;
     }
 
     /** Hears of the publisher a call of a once-per-slot reactive method returned. */
@@ -81,12 +89,21 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
             }
             Elections all = elections.get();
             return PartitionedLeaderOnly.invoke(
-                    invocation, leaderOnly, all.partitioned(leaderOnly.partitions()), all);
+                    invocation,
+                    leaderOnly,
+                    all.partitioned(leaderOnly.partitions()),
+                    all,
+                    (election, reason) -> skips.skipped(election, targetClass, method, reason));
         }
         Elector elector = elections.get().get(leaderOnly.value());
         if (plan.reactive() != null) {
             Object publisher =
-                    ReactiveLeaderOnly.invoke(invocation, plan.reactive(), leaderOnly, elector);
+                    ReactiveLeaderOnly.invoke(
+                            invocation,
+                            plan.reactive(),
+                            leaderOnly,
+                            elector,
+                            reason -> skips.skipped(elector.name(), targetClass, method, reason));
             if (leaderOnly.oncePerSlot()) {
                 publishers.returned(target, method, publisher);
             }
@@ -95,7 +112,12 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
         Term term = termOf(elector);
         if (term == null || !term.isActive()) {
             // Not leading, or work of an ended term that may not start leader-only work.
-            return notLeader(method, leaderOnly, elector);
+            return notLeader(
+                    method,
+                    targetClass,
+                    leaderOnly,
+                    elector,
+                    term == null ? Reason.NOT_LEADER : Reason.TERM_ENDED);
         }
         try {
             return plan.async()
@@ -104,7 +126,7 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
         } catch (TermEndedException ex) {
             if (ex.term() == term && ex.isBeforeStart()) {
                 // The term ended between the check and the call: the method did not run.
-                return notLeader(method, leaderOnly, elector);
+                return notLeader(method, targetClass, leaderOnly, elector, Reason.TERM_ENDED);
             }
             throw ex;
         } catch (UndeclaredThrowableException ex) {
@@ -171,13 +193,18 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
         }
     }
 
-    private static @Nullable Object notLeader(
-            Method method, LeaderOnly leaderOnly, Elector elector) {
+    private @Nullable Object notLeader(
+            Method method,
+            @Nullable Class<?> targetClass,
+            LeaderOnly leaderOnly,
+            Elector elector,
+            Reason reason) {
         Class<?> type = method.getReturnType();
         if (leaderOnly.whenNotLeader() == WhenNotLeader.REJECT
                 || (type.isPrimitive() && type != void.class)) {
             throw notLeaderException(method, elector);
         }
+        skips.skipped(elector.name(), targetClass, method, reason);
         return skippedResult(type);
     }
 

@@ -6,10 +6,12 @@ import io.redlease.core.NotLeaderException;
 import io.redlease.core.Term;
 import io.redlease.core.TermEndedException;
 import io.redlease.core.annotation.LeaderOnly.WhenNotLeader;
+import io.redlease.core.annotation.LeaderOnlySkipListener.Reason;
 import io.redlease.core.partition.PartitionedElection;
 import java.lang.reflect.Method;
 import java.lang.reflect.UndeclaredThrowableException;
 import java.util.concurrent.Callable;
+import java.util.function.BiConsumer;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
 import org.springframework.aop.ProxyMethodInvocation;
@@ -70,11 +72,12 @@ final class PartitionedLeaderOnly {
             MethodInvocation invocation,
             LeaderOnly leaderOnly,
             PartitionedElection election,
-            Elections elections)
+            Elections elections,
+            BiConsumer<String, Reason> skipped)
             throws Throwable {
         Term bound = election.boundTerm().orElse(null);
         if (bound != null) {
-            return nested(invocation, leaderOnly, election, bound);
+            return nested(invocation, leaderOnly, election, bound, skipped);
         }
         int runs = 0;
         Throwable failure = null;
@@ -120,6 +123,9 @@ final class PartitionedLeaderOnly {
         if (runs == 0 && leaderOnly.whenNotLeader() == WhenNotLeader.REJECT) {
             throw notLeader(invocation, election, "it owns none");
         }
+        if (runs == 0) {
+            skipped.accept(election.name(), Reason.NO_PARTITION);
+        }
         return null;
     }
 
@@ -131,7 +137,8 @@ final class PartitionedLeaderOnly {
             MethodInvocation invocation,
             LeaderOnly leaderOnly,
             PartitionedElection election,
-            Term term)
+            Term term,
+            BiConsumer<String, Reason> skipped)
             throws Throwable {
         if (term.isActive()) {
             try {
@@ -151,6 +158,7 @@ final class PartitionedLeaderOnly {
                     election,
                     "the term of the partition run it was called in has ended");
         }
+        skipped.accept(election.name(), Reason.TERM_ENDED);
         return null;
     }
 

@@ -4,8 +4,10 @@ import io.redlease.core.Elector;
 import io.redlease.core.Term;
 import io.redlease.core.TermEndedException;
 import io.redlease.core.annotation.LeaderOnly.WhenNotLeader;
+import io.redlease.core.annotation.LeaderOnlySkipListener.Reason;
 import java.lang.reflect.Method;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Consumer;
 import org.aopalliance.intercept.MethodInvocation;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
@@ -50,14 +52,20 @@ final class ReactiveLeaderOnly {
             MethodInvocation invocation,
             ReactiveAdapter adapter,
             LeaderOnly leaderOnly,
-            Elector elector) {
+            Elector elector,
+            Consumer<Reason> skipped) {
         Method method = invocation.getMethod();
         Flux<Object> decided =
                 Flux.deferContextual(
                         context -> {
                             Term term = termAt(elector, context);
                             if (term == null || !term.isActive()) {
-                                return notLeader(method, leaderOnly, elector);
+                                return notLeader(
+                                        method,
+                                        leaderOnly,
+                                        elector,
+                                        skipped,
+                                        term == null ? Reason.NOT_LEADER : Reason.TERM_ENDED);
                             }
                             return term.executeReactive(
                                             () -> publisher(invocation, adapter),
@@ -66,7 +74,12 @@ final class ReactiveLeaderOnly {
                                             TermEndedException.class,
                                             ex ->
                                                     ex.term() == term && ex.isBeforeStart()
-                                                            ? notLeader(method, leaderOnly, elector)
+                                                            ? notLeader(
+                                                                    method,
+                                                                    leaderOnly,
+                                                                    elector,
+                                                                    skipped,
+                                                                    Reason.TERM_ENDED)
                                                             : Flux.error(ex));
                         });
         return adapter.fromPublisher(decided);
@@ -81,10 +94,17 @@ final class ReactiveLeaderOnly {
         return carried != null ? carried : LeaderOnlyInterceptor.termOf(elector);
     }
 
-    private static Flux<Object> notLeader(Method method, LeaderOnly leaderOnly, Elector elector) {
-        return leaderOnly.whenNotLeader() == WhenNotLeader.REJECT
-                ? Flux.error(LeaderOnlyInterceptor.notLeaderException(method, elector))
-                : Flux.empty();
+    private static Flux<Object> notLeader(
+            Method method,
+            LeaderOnly leaderOnly,
+            Elector elector,
+            Consumer<Reason> skipped,
+            Reason reason) {
+        if (leaderOnly.whenNotLeader() == WhenNotLeader.REJECT) {
+            return Flux.error(LeaderOnlyInterceptor.notLeaderException(method, elector));
+        }
+        skipped.accept(reason);
+        return Flux.empty();
     }
 
     /** Calls the method once more for this subscription, and returns its publisher. */

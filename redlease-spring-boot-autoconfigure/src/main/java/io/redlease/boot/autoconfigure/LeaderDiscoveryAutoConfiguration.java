@@ -31,6 +31,7 @@ import org.springframework.web.client.RestClient;
  */
 @AutoConfiguration(after = RedleaseAutoConfiguration.class)
 @ConditionalOnBooleanProperty(name = "redlease.discovery.enabled")
+@ConditionalOnBooleanProperty(name = "redlease.enabled", matchIfMissing = true)
 @ConditionalOnBean(Elections.class)
 @EnableConfigurationProperties(RedleaseDiscoveryProperties.class)
 public final class LeaderDiscoveryAutoConfiguration {

@@ -23,6 +23,10 @@ import org.springframework.context.annotation.Configuration;
  * scheduled by the {@link SlotJobs} bean the post-processor registers; {@code
  * redlease.scheduling.*} sets their defaults.
  *
+ * <p>Each call skipped because this instance does not lead is logged at DEBUG on the logger {@code
+ * io.redlease.core.annotation.LeaderOnly} (and, with Micrometer, counted as {@code
+ * redlease.leaderonly.skipped}).
+ *
  * <p>With {@code redlease.enabled=false} the annotation is not applied and annotated methods run on
  * every instance; a warning at startup lists them.
  */
@@ -45,6 +49,11 @@ public final class LeaderOnlyAutoConfiguration {
             // this post-processor runs: go in front of its advisors.
             postProcessor.setBeforeExistingAdvisors(true);
             return postProcessor;
+        }
+
+        @Bean
+        LeaderOnlySkipLogger redleaseLeaderOnlySkipLogger() {
+            return new LeaderOnlySkipLogger();
         }
 
         /**

@@ -1,6 +1,7 @@
 package io.redlease.boot.autoconfigure;
 
 import io.redlease.boot.event.LeadershipEventPublisher;
+import io.redlease.boot.lifecycle.LeaderLifecycles;
 import io.redlease.core.Elections;
 import io.redlease.core.Elector;
 import io.redlease.core.LeaderTask;
@@ -24,6 +25,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandi
 import org.springframework.boot.autoconfigure.condition.SearchStrategy;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.context.ApplicationContext;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.Ordered;
@@ -46,9 +48,14 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
  * finds its parent's registry starts and stops nothing, so closing it leaves the parent's elections
  * running.
  *
+ * <p>While the context runs and has leader-only work that nothing else keeps running on a follower
+ * (leader-only lifecycles and listener containers, partitioned elections, leader tasks, leadership
+ * event listeners), a non-daemon thread keeps the JVM up ({@code redlease.keep-alive}).
+ *
  * <p>It backs off unless the application has exactly one {@link RedisConnectionFactory} (or one
- * marked primary). Without elections, a bean with {@code @LeaderOnly} methods fails startup rather
- * than run its methods on every instance.
+ * marked primary); {@link RedleaseChecksAutoConfiguration} then fails startup naming the reason and
+ * the fix. With {@code redlease.enabled=false}, {@link RedleaseDisabledAutoConfiguration} applies
+ * instead.
  */
 @AutoConfiguration(
         afterName = "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration")
@@ -185,6 +192,21 @@ public final class RedleaseAutoConfiguration {
                     default -> new CompositeLeaderTask(leaderTasks);
                 };
         return new RedleaseLifecycle(elections, electorFactory::autoStartup, mainTask);
+    }
+
+    @Bean
+    @ConditionalOnBean(value = Elections.class, search = SearchStrategy.CURRENT)
+    @ConditionalOnBooleanProperty(name = "redlease.keep-alive", matchIfMissing = true)
+    LeaderOnlyKeepAlive redleaseKeepAlive(
+            ApplicationContext context,
+            ObjectProvider<Elections> elections,
+            ObjectProvider<LeaderLifecycles> lifecycles,
+            ObjectProvider<LeaderTask> tasks) {
+        return new LeaderOnlyKeepAlive(
+                context,
+                elections::getIfAvailable,
+                lifecycles::getIfAvailable,
+                () -> tasks.stream().findAny().isPresent());
     }
 
     @Bean

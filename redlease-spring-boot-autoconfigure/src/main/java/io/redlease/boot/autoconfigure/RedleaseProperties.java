@@ -45,6 +45,13 @@ public class RedleaseProperties {
     /** Whether to start contending when the application context starts. */
     private boolean autoStartup = true;
 
+    /**
+     * Whether a non-daemon thread keeps the JVM running while the application context runs and has
+     * leader-only work that nothing else keeps running on a follower (leader-only lifecycles and
+     * listener containers, partitioned elections, leader tasks, leadership event listeners).
+     */
+    private boolean keepAlive = true;
+
     /** Whether a follower retries when the holder's lease lapses instead of at its next poll. */
     private boolean leaseAwareScheduling = true;
 
@@ -129,6 +136,14 @@ public class RedleaseProperties {
 
     public void setAutoStartup(boolean autoStartup) {
         this.autoStartup = autoStartup;
+    }
+
+    public boolean isKeepAlive() {
+        return keepAlive;
+    }
+
+    public void setKeepAlive(boolean keepAlive) {
+        this.keepAlive = keepAlive;
     }
 
     public boolean isLeaseAwareScheduling() {

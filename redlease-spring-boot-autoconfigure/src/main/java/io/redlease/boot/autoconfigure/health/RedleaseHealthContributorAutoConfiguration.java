@@ -25,6 +25,7 @@ import org.springframework.context.annotation.Bean;
  */
 @AutoConfiguration(after = RedleaseAutoConfiguration.class)
 @ConditionalOnClass({AbstractHealthIndicator.class, RedleaseHealthIndicator.class})
+@ConditionalOnBooleanProperty(name = "redlease.enabled", matchIfMissing = true)
 @ConditionalOnBean(Elections.class)
 @ConditionalOnEnabledHealthIndicator("redlease")
 @EnableConfigurationProperties(RedleaseLeaderHealthProperties.class)

@@ -4,6 +4,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.redlease.boot.autoconfigure.ElectorCustomizer;
 import io.redlease.boot.autoconfigure.RedleaseAutoConfiguration;
+import io.redlease.boot.metrics.LeaderOnlyMetrics;
 import io.redlease.boot.metrics.PartitionMetrics;
 import io.redlease.boot.metrics.RedleaseMetrics;
 import io.redlease.boot.metrics.SlotMetrics;
@@ -39,6 +40,12 @@ public final class RedleaseMetricsAutoConfiguration {
     @Bean
     MeterBinder redleaseSlotMetrics(ObjectProvider<SlotJobs> jobs) {
         return registry -> jobs.ifAvailable(found -> new SlotMetrics(found).bindTo(registry));
+    }
+
+    /** The counter of {@code @LeaderOnly} calls skipped because this instance did not lead. */
+    @Bean
+    LeaderOnlyMetrics redleaseLeaderOnlyMetrics() {
+        return new LeaderOnlyMetrics();
     }
 
     /** Meters of partitioned elections, counted from their events. */
