@@ -35,6 +35,8 @@ public class InvalidElectorConfigException extends IllegalArgumentException {
         /** The replica acknowledgement count or timeout. */
         REPLICA_ACKNOWLEDGEMENT,
         /** The drain timeout of stopping. */
-        DRAIN_TIMEOUT
+        DRAIN_TIMEOUT,
+        /** How long a run waits for its connection to Redis. */
+        CONNECT_TIMEOUT
     }
 }
