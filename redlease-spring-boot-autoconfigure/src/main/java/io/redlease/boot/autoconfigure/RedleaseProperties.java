@@ -46,6 +46,12 @@ public class RedleaseProperties {
     /** Whether to start contending when the application context starts. */
     private boolean autoStartup = true;
 
+    /**
+     * How long an election waits for its connection to Redis before its first acquire; connecting
+     * does not count against the acquire's own timeout.
+     */
+    private Duration connectTimeout = Duration.ofSeconds(10);
+
     /** Whether a follower retries when the holder's lease lapses instead of at its next poll. */
     private boolean leaseAwareScheduling = true;
 
@@ -124,6 +130,14 @@ public class RedleaseProperties {
 
     public void setAutoStartup(boolean autoStartup) {
         this.autoStartup = autoStartup;
+    }
+
+    public Duration getConnectTimeout() {
+        return connectTimeout;
+    }
+
+    public void setConnectTimeout(Duration connectTimeout) {
+        this.connectTimeout = connectTimeout;
     }
 
     public boolean isLeaseAwareScheduling() {
