@@ -123,8 +123,13 @@ class QuietStartTests {
         Elector a = elector(redis, ElectorConfig.builder(name).instanceId("a"));
         Elector b = elector(redis, ElectorConfig.builder(name).instanceId("b"));
         assertThat(a.firstOutcome()).isCompletedWithValue(false);
-        a.start();
-        assertThat(a.firstOutcome().get(10, TimeUnit.SECONDS)).isTrue();
+        Elector elector = a;
+        // tag::first-outcome[]
+        elector.start();
+        // At most the connect timeout plus the TTL: 15 s with the defaults.
+        boolean leads = elector.firstOutcome().get(15, TimeUnit.SECONDS);
+        // end::first-outcome[]
+        assertThat(leads).isTrue();
         // The term is published by then: leader-only work can start at once.
         assertThat(a.isLeader()).isTrue();
         b.start();

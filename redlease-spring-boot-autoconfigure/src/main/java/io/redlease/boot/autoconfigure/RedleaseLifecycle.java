@@ -39,7 +39,7 @@ final class RedleaseLifecycle implements SmartLifecycle {
     /** Stops after the task scheduler (default phase) and the web server's graceful shutdown. */
     static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 2048;
 
-    private static final Log logger = LogFactory.getLog(RedleaseLifecycle.class);
+    private static final Log logger = LogFactory.getLog(LoggingObserver.LOGGER);
 
     private final Elections elections;
 
