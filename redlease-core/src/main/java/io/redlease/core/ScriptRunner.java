@@ -59,8 +59,9 @@ interface ScriptRunner {
     /**
      * Opens the connection the scripts run on, unless it is open: completes once it is, or with the
      * failure. Opening waits for the server (connect and handshake), so it runs on the blocking
-     * pool, never on the caller's thread; the runners of one connection share one attempt at a
-     * time. Cancelling the returned future abandons only the wait for it.
+     * pool, never on the caller's thread, and a runner makes one attempt at a time: a caller that
+     * comes while one is in flight waits for that one. Cancelling the returned future abandons only
+     * the wait for it.
      */
     CompletableFuture<Void> connect();
 
@@ -268,6 +269,9 @@ interface ScriptRunner {
 
         private volatile boolean connected;
 
+        /** The attempt to connect in progress, if any; guarded by this. */
+        private @Nullable CompletableFuture<Void> connecting;
+
         private Reactive(ReactiveRedisTemplate<String, String> template) {
             this.template = template;
         }
@@ -289,12 +293,20 @@ interface ScriptRunner {
             if (connected) {
                 return CompletableFuture.completedFuture(null);
             }
-            return template.execute(connection -> connection.ping())
-                    .next()
-                    .subscribeOn(Schedulers.fromExecutor(Blocking.POOL))
-                    .doOnSuccess(pong -> connected = true)
-                    .then()
-                    .toFuture();
+            synchronized (this) {
+                CompletableFuture<Void> attempt = connecting;
+                if (attempt == null || attempt.isDone()) {
+                    attempt =
+                            template.execute(connection -> connection.ping())
+                                    .next()
+                                    .subscribeOn(Schedulers.fromExecutor(Blocking.POOL))
+                                    .doOnSuccess(pong -> connected = true)
+                                    .then()
+                                    .toFuture();
+                    connecting = attempt;
+                }
+                return attempt.copy();
+            }
         }
 
         @Override
@@ -320,6 +332,9 @@ interface ScriptRunner {
 
         private volatile boolean connected;
 
+        /** The attempt to connect in progress, if any; guarded by this. */
+        private @Nullable CompletableFuture<Void> connecting;
+
         Blocking(RedisOperations<String, String> redis) {
             this.redis = redis;
         }
@@ -333,12 +348,21 @@ interface ScriptRunner {
             if (connected) {
                 return CompletableFuture.completedFuture(null);
             }
-            return CompletableFuture.runAsync(
-                    () -> {
-                        redis.execute((RedisCallback<String>) RedisConnection::ping);
-                        connected = true;
-                    },
-                    POOL);
+            synchronized (this) {
+                CompletableFuture<Void> attempt = connecting;
+                if (attempt == null || attempt.isDone()) {
+                    attempt =
+                            CompletableFuture.runAsync(
+                                    () -> {
+                                        redis.execute(
+                                                (RedisCallback<String>) RedisConnection::ping);
+                                        connected = true;
+                                    },
+                                    POOL);
+                    connecting = attempt;
+                }
+                return attempt.copy();
+            }
         }
 
         @Override

@@ -20,6 +20,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.dao.QueryTimeoutException;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
@@ -191,5 +193,28 @@ class QuietStartTests {
         recorder.await("follower", 1);
         await().until(() -> !holders.isEmpty());
         assertThat(holders).containsExactly("web-2-0a1b2c3d4e5f6a7b");
+    }
+
+    @Test
+    void anElectorOnConnectionsItDoesNotShareConnectsThenLeads(RedisServer server)
+            throws Exception {
+        // Lettuce without a shared connection: the engine's reactive runner, which connects
+        // with a PING on the blocking pool before the first acquire.
+        LettuceConnectionFactory factory =
+                new LettuceConnectionFactory(
+                        new RedisStandaloneConfiguration(server.host(), server.port()));
+        factory.setShareNativeConnection(false);
+        factory.afterPropertiesSet();
+        factory.start();
+        closeables.add(factory::destroy);
+        StringRedisTemplate redis = new StringRedisTemplate(factory);
+        redis.afterPropertiesSet();
+        Recorder recorder = new Recorder();
+        Elector elector =
+                elector(redis, ElectorConfig.builder(name).instanceId("a").observer(recorder));
+        elector.start();
+        assertThat(elector.firstOutcome().get(15, TimeUnit.SECONDS)).isTrue();
+        assertThat(elector.token()).hasValue(1);
+        assertThat(recorder.events("error")).isEmpty();
     }
 }
