@@ -160,7 +160,11 @@ class QuietStartApplicationTests {
             }
         }
         assertThat(logs.warnings("io.lettuce")).isEmpty();
-        assertThat(logs.warnings("io.redlease")).isEmpty();
+        // Nothing about stopping either. A round trip that the loaded machine held up past its
+        // bound over these 20 runs is reported at WARN, as it should be, and is not a shutdown's.
+        assertThat(logs.warnings("io.redlease"))
+                .filteredOn(line -> !line.message().contains("got no reply within"))
+                .isEmpty();
     }
 
     /** The application a newcomer starts from: only the auto-configuration. */
