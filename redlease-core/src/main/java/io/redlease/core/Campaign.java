@@ -1,6 +1,5 @@
 package io.redlease.core;
 
-import io.redlease.core.LeaseProtocol.AcquireReply;
 import io.redlease.core.Observer.Operation;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
@@ -10,7 +9,6 @@ import java.util.function.Consumer;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
-import org.springframework.dao.QueryTimeoutException;
 
 /**
  * One run of an {@link Elector}: the contend / lead / step-down state machine, from start until
@@ -18,9 +16,10 @@ import org.springframework.dao.QueryTimeoutException;
  *
  * <p>All state is confined to one loop thread, which runs no user code: observer callbacks go to
  * the election's {@link Lane}, the leader task to a thread of its own. Redis round trips are
- * futures bounded by {@link RoundTrips}. Every step runs guarded: a throwable that escapes one ends
- * the term ({@link StepDownReason#INTERNAL_ERROR}), is logged at ERROR and reported, and the run
- * contends again. Stopping is bounded: see {@link #requestStop}.
+ * futures bounded by {@link RoundTrips}. A run first opens its connection, then contends ({@link
+ * Contending}) and leads ({@link Leadership}). Every step runs guarded: a throwable that escapes
+ * one ends the term ({@link StepDownReason#INTERNAL_ERROR}), is logged at ERROR and reported, and
+ * the run contends again. Stopping is bounded: see {@link #requestStop}.
  */
 final class Campaign {
 
@@ -28,6 +27,7 @@ final class Campaign {
 
     private enum Phase {
         SLEEPING,
+        CONNECTING,
         ACQUIRING,
         LEADING,
         STEPPING_DOWN,
@@ -66,17 +66,19 @@ final class Campaign {
 
     private final Stopping stopping;
 
+    private final Contending contending;
+
+    /**
+     * Completed once the run has a first outcome: true when it won a term (published by then),
+     * false when it follows, its first attempt failed, or it stopped.
+     */
+    private final CompletableFuture<Boolean> firstOutcome = new CompletableFuture<>();
+
     // Confined to the loop thread from here on.
 
     private volatile Phase phase = Phase.SLEEPING;
 
-    private boolean wasFollower;
-
     private @Nullable ScheduledFuture<?> timer;
-
-    private @Nullable CompletableFuture<?> acquireInFlight;
-
-    private boolean firstAttempt = true;
 
     /** A release was announced while this follower was not sleeping: retry at once if it lost. */
     private boolean wakeRequested;
@@ -100,6 +102,7 @@ final class Campaign {
         this.roundTrips = new RoundTrips(this);
         this.leadership = new Leadership(this, runtime.otherLoop(loop), config);
         this.stopping = new Stopping(this, leadership, lane);
+        this.contending = new Contending(this, config);
         this.subscription = new Subscription(this);
     }
 
@@ -112,12 +115,21 @@ final class Campaign {
         return stopping.done();
     }
 
+    /** Returns the run's first outcome; see {@link Elector#firstOutcome()}. */
+    CompletableFuture<Boolean> firstOutcome() {
+        return firstOutcome;
+    }
+
     CallGate gate() {
         return stopping.gate();
     }
 
     RoundTrips roundTrips() {
         return roundTrips;
+    }
+
+    WonTerms wonTerms() {
+        return wonTerms;
     }
 
     /**
@@ -175,7 +187,7 @@ final class Campaign {
     /** Called by stopping, once, to end the run: what ends it depends on the phase. */
     void onStopRequested() {
         switch (phase) {
-            case SLEEPING -> finish();
+            case SLEEPING, CONNECTING -> finish();
             case LEADING -> leadership.endTerm(StepDownReason.SHUTDOWN);
             default -> {
                 // An acquire in flight is awaited (it is bounded) so a win can be released;
@@ -216,7 +228,12 @@ final class Campaign {
         return pacing.backingOff();
     }
 
-    // Contending.
+    /** Returns whether the run sleeps until its next look, not leading and not stopping. */
+    boolean sleepingFollower() {
+        return phase == Phase.SLEEPING && !stopRequested() && !leadership.leading();
+    }
+
+    // Contending: the attempts themselves, and what their replies mean, are in Contending.
 
     private void attempt() {
         timer = null;
@@ -224,94 +241,58 @@ final class Campaign {
             finish();
             return;
         }
-        phase = Phase.ACQUIRING;
-        if (acquireInFlight != null && !acquireInFlight.isDone()) {
-            // The last acquire was abandoned at its bound and still waits for Redis. Sending
-            // another could let the two run in either order, the later one minting a newer
-            // token behind the term the earlier one starts; wait for it instead.
-            onAcquireReply(
-                    config.clock().getAsLong(),
-                    null,
-                    new QueryTimeoutException(
-                            "redlease: the previous acquire of '"
-                                    + elector.name()
-                                    + "' still has no reply"));
+        if (!contending.connected()) {
+            phase = Phase.CONNECTING;
+            contending.connect();
             return;
         }
-        long sentAt = config.clock().getAsLong();
-        // The first attempt of a run usually opens the connection too (a cold JVM can take a
-        // second): it may take up to the TTL, which stays safe since the term's deadline counts
-        // from the send time. Later attempts get the acquire timeout.
-        long bound = firstAttempt ? ttl : acquireTimeout;
-        firstAttempt = false;
-        acquireInFlight =
-                roundTrips.call(
-                        protocol::acquire,
-                        bound,
-                        false,
-                        Operation.ACQUIRE,
-                        "acquire",
-                        (reply, error) -> onAcquireReply(sentAt, reply, error));
+        phase = Phase.ACQUIRING;
+        contending.acquire();
     }
 
-    private void onAcquireReply(
-            long sentAt, @Nullable AcquireReply reply, @Nullable Throwable error) {
-        if (logger.isDebugEnabled()) {
-            logger.debug(
-                    "redlease: acquire of '"
-                            + elector.name()
-                            + "' by "
-                            + elector.instanceId()
-                            + (reply == null
-                                    ? " failed: " + error
-                                    : reply.token() > 0
-                                            ? " won token " + reply.token()
-                                            : " lost; the holder's lease has "
-                                                    + reply.holderTtlMillis()
-                                                    + " ms left"));
+    /** The connection is open: the first acquire goes out at once. */
+    void onConnected() {
+        if (stopRequested()) {
+            finish();
+        } else {
+            attempt();
         }
-        if (reply == null) {
-            if (stopRequested()) {
-                finish();
-                return;
-            }
-            elector.leaseSeen(false, 0);
-            notifyError(Operation.ACQUIRE, error);
-            sleep(pacing.afterError());
+    }
+
+    /**
+     * An acquire failed or got no reply, or the connection before it could not be opened in time:
+     * report it, back off and retry.
+     */
+    void onAcquireFailed(@Nullable Throwable error) {
+        if (stopRequested()) {
+            finish();
             return;
         }
-        pacing.reset();
-        if (reply.token() >= LeaseProtocol.MAX_TOKEN) {
-            wonTerms.tokenExhausted(reply.token());
-            return;
-        }
-        if (reply.token() > 0) {
-            wasFollower = false;
-            wakeRequested = false;
-            wonTerms.start(reply.token(), sentAt);
-            return;
-        }
-        // Another instance's lease, valid for holderTtl more from the send (a negative one is a
-        // free lease that preference holds back); the next look is due when it lapses, so it
-        // counts as seen for one acquire timeout more, while that look is on its way.
-        long holderTtl = reply.holderTtlMillis();
-        elector.leaseSeen(
-                holderTtl >= 0,
-                sentAt + TimeUnit.MILLISECONDS.toNanos(Math.max(holderTtl, 0)) + acquireTimeout);
-        if (!wasFollower) {
-            wasFollower = true;
-            notify("onFollower", observer::onFollower);
-        }
+        elector.leaseSeen(false, 0);
+        notifyError(Operation.ACQUIRE, error);
+        sleep(pacing.afterError());
+    }
+
+    /** An acquire won a term with this token, sent at {@code sentAt}. */
+    void onWon(long token, long sentAt) {
+        phase = Phase.ACQUIRING;
+        wakeRequested = false;
+        wonTerms.start(token, sentAt);
+    }
+
+    /** Another instance holds the lease for {@code holderTtlMillis} more (negative: held back). */
+    void onLost(long holderTtlMillis) {
         if (wakeRequested) {
             // The lease was released while this attempt was in flight: try again now.
             wakeRequested = false;
             sleep(0);
         } else {
-            sleep(pacing.followerDelay(reply.holderTtlMillis(), subscription.listening()));
+            sleep(pacing.followerDelay(holderTtlMillis, subscription.listening()));
         }
     }
 
     void sleep(long delay) {
+        firstOutcome.complete(false);
         if (stopRequested()) {
             finish();
             return;
@@ -325,6 +306,7 @@ final class Campaign {
     void lead(long token, long acquiredAt) {
         phase = Phase.LEADING;
         leadership.lead(token, acquiredAt);
+        firstOutcome.complete(true);
         if (stopRequested()) {
             // Won in the same instant the run was stopped: release at once.
             stopping.begunByCampaign();
@@ -380,12 +362,13 @@ final class Campaign {
             return;
         }
         phase = Phase.STOPPED;
+        firstOutcome.complete(false);
         cancelTimer();
         roundTrips.forget();
-        subscription.close();
+        CompletableFuture<Void> unsubscribed = subscription.close();
         elector.recordRoundTrip(null);
         elector.runEnded(this);
-        stopping.finished();
+        stopping.finished(unsubscribed);
     }
 
     void cancelTimer() {

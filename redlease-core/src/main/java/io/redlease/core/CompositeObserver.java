@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.function.Consumer;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 /** Notifies several observers in turn; one that throws is logged and skipped. */
 final class CompositeObserver implements Observer {
@@ -25,6 +26,11 @@ final class CompositeObserver implements Observer {
     @Override
     public void onSteppedDown(StepDownReason reason) {
         each(observer -> observer.onSteppedDown(reason), "onSteppedDown");
+    }
+
+    @Override
+    public void onFollower(@Nullable String holder) {
+        each(observer -> observer.onFollower(holder), "onFollower");
     }
 
     @Override

@@ -406,6 +406,21 @@ public final class Elector implements AutoCloseable {
     }
 
     /**
+     * Returns the first outcome of the current run, for a caller that waits after {@link #start}
+     * (an application's startup, so that a lone instance leads before its scheduled jobs first
+     * fire). The future completes once the run has opened its connection and made its first acquire
+     * attempt, within the {@linkplain ElectorConfig#connectTimeout() connect timeout} plus the time
+     * to live (and the acquire timeout, with replica acknowledgement): with true when it won a term
+     * ({@link #isLeader()} is true by then, unless the term has already ended), false when another
+     * instance holds the lease, the connection or the attempt failed (the run backs off and tries
+     * again), or the run stopped. Completed with false when not running. Completing the returned
+     * future has no effect on the run.
+     */
+    public CompletableFuture<Boolean> firstOutcome() {
+        return runs.firstOutcome();
+    }
+
+    /**
      * Contends and leads until the calling thread is interrupted or {@link #close()} is called,
      * then steps down gracefully and returns. On interruption the interrupt status is restored.
      *

@@ -34,6 +34,15 @@ public final class ElectorConfig {
     public static final Duration DEFAULT_DRAIN_TIMEOUT =
             Duration.ofSeconds(DEFAULT_DRAIN_TIMEOUT_SECONDS);
 
+    static final long DEFAULT_CONNECT_TIMEOUT_SECONDS = 10;
+
+    /**
+     * The connect timeout when none is set: how long a run waits for its connection to Redis before
+     * its first acquire (the default connect timeout of Lettuce, Spring Boot's Redis client).
+     */
+    public static final Duration DEFAULT_CONNECT_TIMEOUT =
+            Duration.ofSeconds(DEFAULT_CONNECT_TIMEOUT_SECONDS);
+
     private final String name;
 
     private final Duration ttl;
@@ -58,6 +67,8 @@ public final class ElectorConfig {
 
     private final Duration drainTimeout;
 
+    private final Duration connectTimeout;
+
     private final @Nullable Executor callbackExecutor;
 
     private final List<BeforeRelease> beforeRelease;
@@ -78,6 +89,7 @@ public final class ElectorConfig {
         this.ackTimeout = builder.ackTimeout;
         this.clock = builder.clock;
         this.drainTimeout = builder.drainTimeout;
+        this.connectTimeout = builder.connectTimeout;
         this.callbackExecutor = builder.callbackExecutor;
         this.beforeRelease = List.copyOf(builder.beforeRelease);
         this.fencedKeyPrefixes = builder.fencedKeyPrefixes;
@@ -173,6 +185,15 @@ public final class ElectorConfig {
     }
 
     /**
+     * Returns how long a run waits for its connection to Redis to open before its first acquire
+     * attempt: the connection, its handshake included, does not count against the acquire's own
+     * bound. A connection not open in time is reported as an acquire error and tried again.
+     */
+    public Duration connectTimeout() {
+        return connectTimeout;
+    }
+
+    /**
      * Returns the executor observer callbacks run on, or empty for the engine's default: a small
      * shared pool that adds a thread while callbacks block.
      */
@@ -210,6 +231,7 @@ public final class ElectorConfig {
         builder.ackTimeout = ackTimeout;
         builder.clock = clock;
         builder.drainTimeout = drainTimeout;
+        builder.connectTimeout = connectTimeout;
         builder.callbackExecutor = callbackExecutor;
         builder.beforeRelease.addAll(beforeRelease);
         builder.fencedKeyPrefixes = fencedKeyPrefixes;
@@ -257,6 +279,8 @@ public final class ElectorConfig {
         private LongSupplier clock = System::nanoTime;
 
         private Duration drainTimeout = DEFAULT_DRAIN_TIMEOUT;
+
+        private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
 
         private @Nullable Executor callbackExecutor;
 
@@ -374,6 +398,26 @@ public final class ElectorConfig {
                         Setting.DRAIN_TIMEOUT, "redlease: drain timeout must not be negative");
             }
             this.drainTimeout = drainTimeout;
+            return this;
+        }
+
+        /**
+         * Sets how long a run waits for its connection to Redis (opening it, the client's handshake
+         * included) before its first acquire attempt; {@value #DEFAULT_CONNECT_TIMEOUT_SECONDS} s
+         * by default. Connecting waits on a thread of its own, never on the engine's loops, and
+         * does not count against the acquire's bound, so a slow first connection (a cold JVM, a
+         * loaded machine, a TLS handshake) costs no acquire timeout and no token. A connection not
+         * open in time is reported as an acquire error and tried again after the usual back-off.
+         *
+         * @throws IllegalArgumentException if the timeout is below 1 ms
+         */
+        public Builder connectTimeout(Duration connectTimeout) {
+            if (required(connectTimeout, "connectTimeout").compareTo(ConfigRules.MIN_INTERVAL)
+                    < 0) {
+                throw ConfigRules.invalid(
+                        Setting.CONNECT_TIMEOUT, "redlease: connect timeout must be at least 1ms");
+            }
+            this.connectTimeout = connectTimeout;
             return this;
         }
 

@@ -37,6 +37,9 @@ public class InvalidElectorConfigException extends IllegalArgumentException {
         /** The drain timeout of stopping. */
         DRAIN_TIMEOUT,
         /** The extra key prefixes fenced writes may name. */
-        FENCED_KEY_PREFIXES
+        FENCED_KEY_PREFIXES,
+
+        /** How long a run waits for its connection to Redis. */
+        CONNECT_TIMEOUT
     }
 }

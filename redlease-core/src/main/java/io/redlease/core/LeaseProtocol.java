@@ -112,6 +112,14 @@ final class LeaseProtocol {
 
     // The state machine's round trips.
 
+    /**
+     * Opens the connection the state machine's scripts run on, unless it is open; see {@link
+     * ScriptRunner#connect()}.
+     */
+    CompletableFuture<Void> connect() {
+        return runner.connect();
+    }
+
     /** Tries to win a new term: the token won, or the current holder's remaining lease time. */
     CompletableFuture<AcquireReply> acquire() {
         String rank = preferenceRank;
@@ -149,11 +157,12 @@ final class LeaseProtocol {
     }
 
     private static AcquireReply acquireReply(@Nullable List<Object> reply) {
-        if (reply == null || reply.size() != 2) {
+        if (reply == null || reply.size() < 2 || reply.size() > 3) {
             throw new InvalidDataAccessApiUsageException(
                     "redlease: unexpected acquire reply " + reply);
         }
-        return new AcquireReply(asLong(reply.get(0)), asLong(reply.get(1)));
+        String holder = reply.size() == 3 ? asString(reply.get(2)) : null;
+        return new AcquireReply(asLong(reply.get(0)), asLong(reply.get(1)), holder);
     }
 
     /** Extends the lease of the given term; false when the term is over. */
@@ -343,6 +352,13 @@ final class LeaseProtocol {
         return value.getBytes(StandardCharsets.UTF_8);
     }
 
+    private static @Nullable String asString(@Nullable Object value) {
+        if (value instanceof byte[] bytes) {
+            return new String(bytes, StandardCharsets.UTF_8);
+        }
+        return value == null ? null : value.toString();
+    }
+
     static long asLong(@Nullable Object value) {
         if (value instanceof Long number) {
             return number;
@@ -358,6 +374,10 @@ final class LeaseProtocol {
         return (RedisSerializer) STRING;
     }
 
-    /** The outcome of one acquire attempt: a won token, or 0 and the holder's remaining time. */
-    record AcquireReply(long token, long holderTtlMillis) {}
+    /**
+     * The outcome of one acquire attempt: a won token, or 0, the holder's remaining time and the
+     * holder's instance id (null when the lease is free and a higher-ranked candidate is
+     * preferred).
+     */
+    record AcquireReply(long token, long holderTtlMillis, @Nullable String holder) {}
 }

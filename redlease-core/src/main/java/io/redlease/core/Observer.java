@@ -2,6 +2,7 @@ package io.redlease.core;
 
 import java.time.Duration;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Callbacks for an elector's role transitions and handled errors.
@@ -45,8 +46,18 @@ public interface Observer {
 
     /**
      * Called when an acquire attempt finds the lease held by another instance: once after the
-     * elector starts and again only after a term this instance won.
+     * elector starts and again only after a term this instance won. The default calls {@link
+     * #onFollower()}.
+     *
+     * @param holder the instance id of the lease's holder (a Go instance's too), as the attempt
+     *     read it; null when the lease was free but this instance held back for a live candidate
+     *     that ranks higher (see {@link Preference})
      */
+    default void onFollower(@Nullable String holder) {
+        onFollower();
+    }
+
+    /** Called when this instance becomes a follower; see {@link #onFollower(String)}. */
     default void onFollower() {}
 
     /**

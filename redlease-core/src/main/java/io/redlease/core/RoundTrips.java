@@ -24,6 +24,9 @@ import org.springframework.dao.QueryTimeoutException;
  */
 final class RoundTrips {
 
+    /** The {@code sent} of a step that is not reported as a round trip. */
+    private static final Object UNREPORTED = new Object();
+
     private final Campaign campaign;
 
     private long sequence;
@@ -51,8 +54,27 @@ final class RoundTrips {
             BiConsumer<@Nullable T, @Nullable Throwable> next) {
         long sentAt = System.nanoTime();
         CompletableFuture<T> sent = supply(roundTrip);
-        await(sent, sentAt, timeoutNanos, cancel, operation, what, next);
+        await(sent, sentAt, timeoutNanos, cancel, operation, subject(what), next);
         return sent;
+    }
+
+    /**
+     * Waits for a step that is not a round trip of the lease (opening the connection) and hands its
+     * outcome to {@code next} on the loop: null, the failure, or a {@link QueryTimeoutException}
+     * naming {@code what} at the bound. Nothing is cancelled at the bound and nothing is reported
+     * to {@link Observer#onRoundTrip}; the outcome is recorded as the elector's last Redis failure,
+     * or success.
+     */
+    void within(
+            CompletableFuture<Void> step,
+            long timeoutNanos,
+            String what,
+            BiConsumer<@Nullable Void, @Nullable Throwable> next) {
+        await(step, UNREPORTED, timeoutNanos, false, Operation.ACQUIRE, what, next);
+    }
+
+    private String subject(String what) {
+        return what + " of '" + campaign.elector.name() + "'";
     }
 
     private static <T> CompletableFuture<T> supply(Supplier<CompletableFuture<T>> roundTrip) {
@@ -98,22 +120,25 @@ final class RoundTrips {
             long timeoutNanos,
             String what,
             BiConsumer<@Nullable T, @Nullable Throwable> next) {
-        await(call.reply, call, timeoutNanos, false, call.operation, what, next);
+        await(call.reply, call, timeoutNanos, false, call.operation, subject(what), next);
     }
 
-    /** Waits for a reply within the bound; {@code sent} as {@link #deliver} takes it. */
+    /**
+     * Waits for a reply within the bound; {@code sent} as {@link #deliver} takes it, {@code
+     * subject} names the call in a timeout.
+     */
     private <T> void await(
             CompletableFuture<T> reply,
             Object sent,
             long timeoutNanos,
             boolean cancel,
             Operation operation,
-            String what,
+            String subject,
             BiConsumer<@Nullable T, @Nullable Throwable> next) {
         long id = ++sequence;
         awaited = id;
         Runnable delivery =
-                () -> deliver(id, reply, sent, timeoutNanos, cancel, operation, what, next);
+                () -> deliver(id, reply, sent, timeoutNanos, cancel, operation, subject, next);
         ScheduledFuture<?> bound = campaign.schedule(delivery, timeoutNanos);
         reply.whenComplete(
                 (value, error) ->
@@ -135,7 +160,7 @@ final class RoundTrips {
         Runnable expire =
                 () -> {
                     if (!call.isDone()) {
-                        report(call, new CancellationException("given up"));
+                        report(call, new CancellationException("redlease: given up"));
                     }
                 };
         if (left <= 0) {
@@ -161,7 +186,8 @@ final class RoundTrips {
     /**
      * Hands a call's outcome to {@code next} if the loop still waits for it, after reporting its
      * round trip: for a call of {@link #call} ({@code sent} is its send time) at once, for one of
-     * {@link #send} ({@code sent} is the {@link InFlight}) only once its reply came.
+     * {@link #send} ({@code sent} is the {@link InFlight}) only once its reply came, for a step of
+     * {@link #within} never.
      */
     private <T> void deliver(
             long id,
@@ -170,7 +196,7 @@ final class RoundTrips {
             long timeoutNanos,
             boolean cancel,
             Operation operation,
-            String what,
+            String subject,
             BiConsumer<@Nullable T, @Nullable Throwable> next) {
         if (awaited != id) {
             return;
@@ -185,10 +211,8 @@ final class RoundTrips {
             failure =
                     new QueryTimeoutException(
                             "redlease: "
-                                    + what
-                                    + " of '"
-                                    + campaign.elector.name()
-                                    + "' got no reply within "
+                                    + subject
+                                    + " got no reply within "
                                     + TimeUnit.NANOSECONDS.toMillis(timeoutNanos)
                                     + "ms");
         } else {
@@ -202,8 +226,8 @@ final class RoundTrips {
             if (reply.isDone()) {
                 report(call, failure);
             }
-        } else {
-            notifyRoundTrip(operation, (Long) sent, failure == null);
+        } else if (sent instanceof Long sentAt) {
+            notifyRoundTrip(operation, sentAt, failure == null);
         }
         next.accept(failure == null ? value : null, failure);
     }

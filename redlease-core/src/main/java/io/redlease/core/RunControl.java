@@ -128,6 +128,12 @@ final class RunControl {
         return run.done();
     }
 
+    /** Returns the current run's first outcome; see {@link Elector#firstOutcome()}. */
+    CompletableFuture<Boolean> firstOutcome() {
+        Campaign run = campaign.get();
+        return run == null ? CompletableFuture.completedFuture(false) : run.firstOutcome().copy();
+    }
+
     /** Returns whether the run follows, hears release announcements and sleeps until its look. */
     boolean idleFollower() {
         Campaign run = campaign.get();

@@ -28,6 +28,7 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnection;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.ReactiveRedisTemplate;
+import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.RedisOperations;
 import org.springframework.data.redis.core.script.RedisScript;
 import org.springframework.data.redis.serializer.RedisSerializationContext;
@@ -54,6 +55,15 @@ interface ScriptRunner {
      * DataAccessException} it failed with.
      */
     <T> CompletableFuture<T> run(RedisScript<T> script, List<String> keys, List<String> args);
+
+    /**
+     * Opens the connection the scripts run on, unless it is open: completes once it is, or with the
+     * failure. Opening waits for the server (connect and handshake), so it runs on the blocking
+     * pool, never on the caller's thread, and a runner makes one attempt at a time: a caller that
+     * comes while one is in flight waits for that one. Cancelling the returned future abandons only
+     * the wait for it.
+     */
+    CompletableFuture<Void> connect();
 
     /**
      * Returns the runner for the given operations: Lettuce's asynchronous API on the factory's
@@ -91,8 +101,34 @@ interface ScriptRunner {
 
         private volatile @Nullable RedisClusterAsyncCommands<byte[], byte[]> commands;
 
+        /** The attempt to open the shared connection in progress, if any; guarded by this. */
+        private @Nullable CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> connecting;
+
         Async(LettuceConnectionFactory factory) {
             this.factory = factory;
+        }
+
+        @Override
+        public CompletableFuture<Void> connect() {
+            RedisClusterAsyncCommands<byte[], byte[]> current = commands;
+            if (current != null && !closed(current)) {
+                return CompletableFuture.completedFuture(null);
+            }
+            CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> attempt;
+            synchronized (this) {
+                attempt = connecting;
+                if (attempt == null || attempt.isDone()) {
+                    attempt = Blocking.supply(this::connectShared);
+                    connecting = attempt;
+                }
+            }
+            return attempt.handle(
+                    (connected, error) -> {
+                        if (error != null) {
+                            throw translate(error);
+                        }
+                        return null;
+                    });
         }
 
         @Override
@@ -108,7 +144,7 @@ interface ScriptRunner {
             CompletableFuture<T> reply =
                     current != null
                             ? send(current, script, keys, args)
-                            : Blocking.supply(this::connect)
+                            : Blocking.supply(this::connectShared)
                                     .thenCompose(connected -> send(connected, script, keys, args));
             return cancels(
                     reply.handle(
@@ -133,7 +169,7 @@ interface ScriptRunner {
             return downstream;
         }
 
-        private RedisClusterAsyncCommands<byte[], byte[]> connect() {
+        private RedisClusterAsyncCommands<byte[], byte[]> connectShared() {
             try (RedisConnection connection = factory.getConnection()) {
                 RedisClusterAsyncCommands<byte[], byte[]> shared =
                         ((LettuceConnection) connection).getNativeConnection();
@@ -233,6 +269,9 @@ interface ScriptRunner {
 
         private volatile boolean connected;
 
+        /** The attempt to connect in progress, if any; guarded by this. */
+        private @Nullable CompletableFuture<Void> connecting;
+
         private Reactive(ReactiveRedisTemplate<String, String> template) {
             this.template = template;
         }
@@ -242,6 +281,32 @@ interface ScriptRunner {
                     new ReactiveRedisTemplate<>(
                             (ReactiveRedisConnectionFactory) factory,
                             RedisSerializationContext.string()));
+        }
+
+        /**
+         * Opens a connection with a {@code PING} on the blocking pool, until one has succeeded;
+         * from then on a connection the factory has to open again is opened by the call that needs
+         * it.
+         */
+        @Override
+        public CompletableFuture<Void> connect() {
+            if (connected) {
+                return CompletableFuture.completedFuture(null);
+            }
+            synchronized (this) {
+                CompletableFuture<Void> attempt = connecting;
+                if (attempt == null || attempt.isDone()) {
+                    attempt =
+                            template.execute(connection -> connection.ping())
+                                    .next()
+                                    .subscribeOn(Schedulers.fromExecutor(Blocking.POOL))
+                                    .doOnSuccess(pong -> connected = true)
+                                    .then()
+                                    .toFuture();
+                    connecting = attempt;
+                }
+                return attempt.copy();
+            }
         }
 
         @Override
@@ -265,8 +330,39 @@ interface ScriptRunner {
 
         private final RedisOperations<String, String> redis;
 
+        private volatile boolean connected;
+
+        /** The attempt to connect in progress, if any; guarded by this. */
+        private @Nullable CompletableFuture<Void> connecting;
+
         Blocking(RedisOperations<String, String> redis) {
             this.redis = redis;
+        }
+
+        /**
+         * Opens a connection with a {@code PING} on the pool, until one has succeeded; from then on
+         * the client reconnects within the calls that need it.
+         */
+        @Override
+        public CompletableFuture<Void> connect() {
+            if (connected) {
+                return CompletableFuture.completedFuture(null);
+            }
+            synchronized (this) {
+                CompletableFuture<Void> attempt = connecting;
+                if (attempt == null || attempt.isDone()) {
+                    attempt =
+                            CompletableFuture.runAsync(
+                                    () -> {
+                                        redis.execute(
+                                                (RedisCallback<String>) RedisConnection::ping);
+                                        connected = true;
+                                    },
+                                    POOL);
+                    connecting = attempt;
+                }
+                return attempt.copy();
+            }
         }
 
         @Override

@@ -1,5 +1,6 @@
 package io.redlease.core;
 
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -29,6 +30,12 @@ final class Subscription {
 
     private boolean closed;
 
+    /**
+     * Completed once this run holds no subscription any more: none was opened, opening it failed,
+     * or it was closed after {@link #close()}.
+     */
+    private final CompletableFuture<Void> gone = new CompletableFuture<>();
+
     Subscription(Campaign campaign) {
         this.campaign = campaign;
     }
@@ -37,6 +44,7 @@ final class Subscription {
     void open(ElectorConfig config) {
         RedisConnectionFactory factory = campaign.elector.connectionFactory();
         if (!config.releaseNotifications() || factory == null || isCluster(factory)) {
+            gone.complete(null);
             return;
         }
         SUBSCRIBING.execute(() -> subscribe(factory, config));
@@ -49,6 +57,7 @@ final class Subscription {
     private @Nullable Void subscribe(RedisConnectionFactory factory, ElectorConfig config) {
         AutoCloseable subscribed;
         if (ReleaseNotifications.stopped(factory)) {
+            gone.complete(null);
             return null;
         }
         try {
@@ -59,6 +68,7 @@ final class Subscription {
                             config.instanceId(),
                             campaign::wake);
         } catch (RuntimeException ex) {
+            gone.complete(null);
             if (ReleaseNotifications.stopped(factory)) {
                 return null; // the application is shutting its Redis client down
             }
@@ -76,7 +86,7 @@ final class Subscription {
                         // Unsubscribing waits for Redis (for a dead connection, up to the
                         // client's command timeout): never on the loop, whose other elections
                         // would stall meanwhile.
-                        SUBSCRIBING.execute(() -> closeQuietly(subscribed));
+                        closeInBackground(subscribed);
                         return;
                     }
                     listener = subscribed;
@@ -107,13 +117,31 @@ final class Subscription {
         return listener != null;
     }
 
-    void close() {
+    /**
+     * Closes the subscription, in the background: unsubscribing waits for Redis. A subscription
+     * still being opened is closed once it is.
+     *
+     * @return completed once this run holds no subscription any more
+     */
+    CompletableFuture<Void> close() {
         closed = true;
         AutoCloseable subscribed = listener;
         if (subscribed != null) {
             listener = null;
-            SUBSCRIBING.execute(() -> closeQuietly(subscribed));
+            closeInBackground(subscribed);
         }
+        return gone;
+    }
+
+    private void closeInBackground(AutoCloseable subscribed) {
+        SUBSCRIBING.execute(
+                () -> {
+                    try {
+                        closeQuietly(subscribed);
+                    } finally {
+                        gone.complete(null);
+                    }
+                });
     }
 
     private static @Nullable Void closeQuietly(AutoCloseable closeable) {

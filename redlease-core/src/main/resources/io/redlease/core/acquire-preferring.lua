@@ -1,14 +1,14 @@
 -- The preference gate in front of acquire.lua (this text is prepended to it): while the lease is
 -- free, an instance does not take it if another live candidate that is ready ranks higher.
 -- KEYS[4] candidates (<name>:candidates: instance id -> "<expires ms>|<ready 1/0>|<rank>"),
--- ARGV[3] this instance's rank (the metadata key and fields, if any, follow them). Reply as acquire.lua's; {0, -1} when the gate holds it back (the
+-- ARGV[3] this instance's rank (the metadata key and fields, if any, follow them). Reply as acquire.lua's; {0, -1} when the gate holds a free lease back (the
 -- follower polls again at its acquire interval). A leftover lease of this instance's own id is
 -- not free: while the gate holds it back, the reply is {0, pttl} of that lease, which lapses to
 -- the higher candidate. The Go library neither sends nor reads these.
 
 local holder = redis.call('GET', KEYS[1])
 if holder and holder ~= ARGV[1] then
-    return {0, redis.call('PTTL', KEYS[1])}
+    return {0, redis.call('PTTL', KEYS[1]), holder}
 end
 local function ranks_above(a, b)
     local n = math.min(#a, #b)
@@ -28,7 +28,7 @@ for i = 1, #entries, 2 do
         local expires, ready, rank = string.match(entries[i + 1], '^(%d+)|(%d)|(.*)$')
         if expires and tonumber(expires) > now and ready == '1' and ranks_above(rank, ARGV[3]) then
             if holder then
-                return {0, redis.call('PTTL', KEYS[1])}
+                return {0, redis.call('PTTL', KEYS[1]), holder}
             end
             return {0, -1}
         end

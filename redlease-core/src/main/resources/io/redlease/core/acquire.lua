@@ -7,7 +7,7 @@
 -- visible as soon as the lease is. FIXED_KEYS and FIXED_ARGS (3 and 2 here) are declared in front
 -- of this text by the loader (Scripts.java).
 -- Reply: {token, 0} when this instance starts a new term (token >= 1), or
--- {0, pttl} when another instance holds the lease for pttl more milliseconds.
+-- {0, pttl, holder} when another instance (id holder) holds the lease for pttl more milliseconds.
 
 -- The counter and the mark must hold decimal integers (or be absent) before anything is written:
 -- an error after the lease was taken would leave it held by a term that never starts.
@@ -47,9 +47,10 @@ end
 
 -- A lease still holding our own id is a leftover of an earlier term of this instance
 -- (a lost release, a restart with a fixed id): take it over as a new term.
-if redis.call('GET', KEYS[1]) == ARGV[1] then
+local holder = redis.call('GET', KEYS[1])
+if holder == ARGV[1] then
     redis.call('PEXPIRE', KEYS[1], ARGV[2])
     return {new_term(), 0}
 end
 
-return {0, redis.call('PTTL', KEYS[1])}
+return {0, redis.call('PTTL', KEYS[1]), holder}

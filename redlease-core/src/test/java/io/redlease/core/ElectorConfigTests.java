@@ -127,6 +127,24 @@ class ElectorConfigTests {
     }
 
     @Test
+    void connectTimeoutIsTenSecondsUnlessSetAndAtLeastOneMillisecond() {
+        assertThat(ElectorConfig.builder("test").build().connectTimeout())
+                .isEqualTo(Duration.ofSeconds(10));
+        ElectorConfig config =
+                ElectorConfig.builder("test").connectTimeout(Duration.ofSeconds(3)).build();
+        assertThat(config.connectTimeout()).isEqualTo(Duration.ofSeconds(3));
+        assertThat(config.toBuilder().build().connectTimeout()).isEqualTo(Duration.ofSeconds(3));
+        assertThatExceptionOfType(InvalidElectorConfigException.class)
+                .isThrownBy(() -> ElectorConfig.builder("test").connectTimeout(Duration.ZERO))
+                .withMessage("redlease: connect timeout must be at least 1ms")
+                .extracting(InvalidElectorConfigException::setting)
+                .isEqualTo(InvalidElectorConfigException.Setting.CONNECT_TIMEOUT);
+        assertThatIllegalArgumentException()
+                .isThrownBy(() -> ElectorConfig.builder("test").connectTimeout(null))
+                .withMessage("redlease: connectTimeout must not be null");
+    }
+
+    @Test
     void acquireTimeoutIsTheSmallerOfAcquireIntervalAndTtlMinusRenew() {
         assertThat(build(ms(2000), ms(50), ms(50)).acquireTimeout())
                 .isEqualTo(Duration.ofMillis(50));

@@ -240,7 +240,7 @@ public final class FenceClaims implements AutoCloseable {
                 try {
                     call.run();
                 } catch (RuntimeException ex) {
-                    logger.warn("A FencedTransactionListener threw; ignored", ex);
+                    logger.warn("redlease: a FencedTransactionListener threw; ignored", ex);
                 }
             }
         }

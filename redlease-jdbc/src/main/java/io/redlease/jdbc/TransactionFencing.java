@@ -224,7 +224,7 @@ public class TransactionFencing {
             } catch (FencedOutException ex) {
                 if (logger.isDebugEnabled()) {
                     logger.debug(
-                            "Refused a fenced transaction of election '"
+                            "redlease: refused a fenced transaction of election '"
                                     + ex.electionName()
                                     + "': token "
                                     + ex.token()
@@ -369,7 +369,7 @@ public class TransactionFencing {
         try {
             call.run();
         } catch (RuntimeException ex) {
-            logger.warn("A FencedTransactionListener threw; ignored", ex);
+            logger.warn("redlease: a FencedTransactionListener threw; ignored", ex);
         }
     }
 

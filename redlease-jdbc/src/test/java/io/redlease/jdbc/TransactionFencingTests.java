@@ -98,7 +98,7 @@ class TransactionFencingTests {
             assertThat(log.list)
                     .extracting(ILoggingEvent::getFormattedMessage)
                     .containsExactly(
-                            "Refused a fenced transaction of election '"
+                            "redlease: refused a fenced transaction of election '"
                                     + f.leadership.name()
                                     + "': token "
                                     + older.token()

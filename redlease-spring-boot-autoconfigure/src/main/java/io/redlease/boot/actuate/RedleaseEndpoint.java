@@ -217,7 +217,7 @@ public class RedleaseEndpoint {
                         .orElseThrow(
                                 () ->
                                         new InvalidEndpointRequestException(
-                                                "No election '"
+                                                "redlease: no election '"
                                                         + election
                                                         + "'; configured: "
                                                         + elections.ids(),

@@ -120,6 +120,7 @@ final class ElectorFactory {
         }
         RedleaseProperties.ReplicaAcknowledgement ack = properties.getReplicaAcknowledgement();
         try {
+            builder.connectTimeout(properties.getConnectTimeout());
             if (ack.getReplicas() != 0) {
                 builder.replicaAcknowledgement(ack.getReplicas(), ack.getTimeout());
             }
@@ -162,6 +163,11 @@ final class ElectorFactory {
         Duration release = renew.compareTo(half) < 0 ? renew : half;
         Duration drain = shutdownPhaseTimeout.minus(release);
         return drain.isNegative() ? Duration.ZERO : drain;
+    }
+
+    /** Returns {@code spring.lifecycle.timeout-per-shutdown-phase}. */
+    Duration phaseTimeout() {
+        return shutdownPhaseTimeout;
     }
 
     /** Returns the executor for observer callbacks and events, or null for the engine's. */
@@ -251,6 +257,12 @@ final class ElectorFactory {
                             rule,
                             "Set spring.lifecycle.timeout-per-shutdown-phase to a positive"
                                     + " duration.");
+            case CONNECT_TIMEOUT ->
+                    invalidValue(
+                            "redlease.connect-timeout",
+                            properties.getConnectTimeout(),
+                            rule,
+                            "Set redlease.connect-timeout to at least 1ms; the default is 10s.");
             case REPLICA_ACKNOWLEDGEMENT ->
                     invalidValue(
                             "redlease.replica-acknowledgement.timeout",

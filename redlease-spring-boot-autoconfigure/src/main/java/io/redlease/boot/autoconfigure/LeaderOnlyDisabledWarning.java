@@ -68,7 +68,8 @@ final class LeaderOnlyDisabledWarning implements BeanPostProcessor, SmartInitial
         }
         if (!found.isEmpty()) {
             logger.warn(
-                    "redlease.enabled=false: @LeaderOnly is not applied, so these methods run on"
+                    "redlease: redlease.enabled=false: @LeaderOnly is not applied, so these"
+                            + " methods run on"
                             + " every instance of the application: "
                             + found);
         }

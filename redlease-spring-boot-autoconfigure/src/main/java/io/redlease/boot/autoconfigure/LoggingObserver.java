@@ -5,11 +5,13 @@ import io.redlease.core.StepDownReason;
 import java.util.Locale;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 /**
- * Logs one election's transitions to {@value #LOGGER}: INFO for elected, stepped down and follower,
- * WARN for a lost or expired lease and for renewal errors, and acquire and release errors at WARN
- * once per minute per election (DEBUG otherwise).
+ * Logs one election's transitions to {@value #LOGGER}: INFO for elected, stepped down and follower
+ * (naming the holder), WARN for a lost or expired lease and for renewal errors, and acquire and
+ * release errors at WARN once per minute per election (DEBUG otherwise). Like every line redlease
+ * logs, each starts with {@code redlease: }.
  */
 final class LoggingObserver implements Observer {
 
@@ -29,12 +31,13 @@ final class LoggingObserver implements Observer {
 
     @Override
     public void onElected(long token) {
-        logger.info("Elected leader of '" + name + "' with token " + token);
+        logger.info("redlease: elected leader of '" + name + "' with token " + token);
     }
 
     @Override
     public void onSteppedDown(StepDownReason reason) {
-        String message = "Stepped down as leader of '" + name + "' (" + reason.tagValue() + ")";
+        String message =
+                "redlease: stepped down as leader of '" + name + "' (" + reason.tagValue() + ")";
         if (reason == StepDownReason.LOST || reason == StepDownReason.EXPIRED) {
             logger.warn(message + ": the lease was lost, another instance may lead now");
         } else {
@@ -43,14 +46,25 @@ final class LoggingObserver implements Observer {
     }
 
     @Override
-    public void onFollower() {
-        logger.info("Following: another instance leads '" + name + "'");
+    public void onFollower(@Nullable String holder) {
+        logger.info(
+                holder == null
+                        ? "redlease: following in '"
+                                + name
+                                + "': the lease is free, held for a live candidate that ranks"
+                                + " higher"
+                        : "redlease: following in '" + name + "': instance '" + holder + "' leads");
     }
 
     @Override
     public void onError(Operation operation, Throwable error) {
         String message =
-                operation.name().toLowerCase(Locale.ROOT) + " of '" + name + "' failed: " + error;
+                "redlease: "
+                        + operation.name().toLowerCase(Locale.ROOT)
+                        + " of '"
+                        + name
+                        + "' failed: "
+                        + error;
         long now = System.nanoTime();
         if (operation == Operation.RENEW || operation == Operation.TASK) {
             logger.warn(message, error);

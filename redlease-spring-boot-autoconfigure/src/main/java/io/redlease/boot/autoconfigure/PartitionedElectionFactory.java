@@ -217,6 +217,12 @@ final class PartitionedElectionFactory {
                             null,
                             ex,
                             "Set it to a positive duration.");
+            case CONNECT_TIMEOUT ->
+                    value(
+                            "redlease.connect-timeout",
+                            properties.getConnectTimeout(),
+                            ex,
+                            "Set it to at least 1ms.");
             case NAME, REPLICA_ACKNOWLEDGEMENT, FENCED_KEY_PREFIXES ->
                     value(property(id, "name"), settings.getName(), ex, "Change it.");
         };

@@ -191,7 +191,8 @@ public final class RedleaseAutoConfiguration {
                     case 1 -> leaderTasks.get(0);
                     default -> new CompositeLeaderTask(leaderTasks);
                 };
-        return new RedleaseLifecycle(elections, electorFactory::autoStartup, mainTask);
+        return new RedleaseLifecycle(
+                elections, electorFactory::autoStartup, mainTask, electorFactory.phaseTimeout());
     }
 
     @Bean

@@ -3,14 +3,32 @@ package io.redlease.boot.autoconfigure;
 import io.redlease.core.Elections;
 import io.redlease.core.Elector;
 import io.redlease.core.LeaderTask;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Predicate;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import org.springframework.context.SmartLifecycle;
 
 /**
  * Starts the elections once the application context is refreshed and steps them down on shutdown.
+ *
+ * <p>Starting waits, bounded, for each started election's first outcome (it leads, it follows, or
+ * Redis could not be reached): the scheduler registers {@code @Scheduled} tasks only after the
+ * context's lifecycle beans have started, so a lone instance already leads when a leader-only job
+ * first fires, instead of skipping that run and idling for a whole period. The wait is usually one
+ * connection and one round trip; it is bounded by the longest connect timeout plus time to live of
+ * the elections started (15 s with the defaults), and never longer than the shutdown phase timeout.
+ * A follower's first outcome comes as quickly, and an unreachable Redis ends the wait with its
+ * first failure (a refused connection at once, a server that does not answer at the connect
+ * timeout).
  *
  * <p>Its phase is below the task scheduler's and the web server's graceful shutdown, so on shutdown
  * they stop first; then each elector admits no new leader-only calls, waits for those in flight,
@@ -21,30 +39,88 @@ final class RedleaseLifecycle implements SmartLifecycle {
     /** Stops after the task scheduler (default phase) and the web server's graceful shutdown. */
     static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 2048;
 
+    private static final Log logger = LogFactory.getLog(LoggingObserver.LOGGER);
+
     private final Elections elections;
 
     private final Predicate<String> autoStartup;
 
     private final @Nullable LeaderTask mainTask;
 
+    private final Duration startupBudget;
+
     private volatile boolean running;
 
+    /**
+     * Creates the lifecycle.
+     *
+     * @param startupBudget the longest the start waits for first outcomes: the shutdown phase
+     *     timeout
+     */
     RedleaseLifecycle(
-            Elections elections, Predicate<String> autoStartup, @Nullable LeaderTask mainTask) {
+            Elections elections,
+            Predicate<String> autoStartup,
+            @Nullable LeaderTask mainTask,
+            Duration startupBudget) {
         this.elections = elections;
         this.autoStartup = autoStartup;
         this.mainTask = mainTask;
+        this.startupBudget = startupBudget;
     }
 
     @Override
     public void start() {
+        List<Elector> started = new ArrayList<>();
         for (Map.Entry<String, Elector> entry : elections.asMap().entrySet()) {
             Elector elector = entry.getValue();
             if (autoStartup.test(entry.getKey()) && !elector.isRunning()) {
                 elector.start(Elections.DEFAULT.equals(entry.getKey()) ? mainTask : null);
+                started.add(elector);
             }
         }
         running = true;
+        awaitFirstOutcomes(started);
+    }
+
+    /** Returns how long the start waits at most for the first outcomes of these electors. */
+    Duration startupWait(List<Elector> started) {
+        Duration longest = Duration.ZERO;
+        for (Elector elector : started) {
+            Duration wait = elector.config().connectTimeout().plus(elector.config().ttl());
+            if (wait.compareTo(longest) > 0) {
+                longest = wait;
+            }
+        }
+        return longest.compareTo(startupBudget) < 0 ? longest : startupBudget;
+    }
+
+    private void awaitFirstOutcomes(List<Elector> started) {
+        if (started.isEmpty()) {
+            return;
+        }
+        Duration wait = startupWait(started);
+        CompletableFuture<?>[] outcomes =
+                started.stream().map(Elector::firstOutcome).toArray(CompletableFuture[]::new);
+        try {
+            CompletableFuture.allOf(outcomes).get(wait.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        } catch (TimeoutException ex) {
+            List<String> pending = new ArrayList<>();
+            for (int i = 0; i < outcomes.length; i++) {
+                if (!outcomes[i].isDone()) {
+                    pending.add(started.get(i).name());
+                }
+            }
+            logger.info(
+                    "redlease: starting without a first outcome of "
+                            + pending
+                            + " after "
+                            + wait.toMillis()
+                            + " ms; leader-only work starts once elected");
+        } catch (ExecutionException ex) {
+            // A first outcome never fails: it completes with false when the attempt does.
+        }
     }
 
     @Override

@@ -52,6 +52,12 @@ public class RedleaseProperties {
      */
     private boolean keepAlive = true;
 
+    /**
+     * How long an election waits for its connection to Redis before its first acquire; connecting
+     * does not count against the acquire's own timeout.
+     */
+    private Duration connectTimeout = Duration.ofSeconds(10);
+
     /** Whether a follower retries when the holder's lease lapses instead of at its next poll. */
     private boolean leaseAwareScheduling = true;
 
@@ -144,6 +150,14 @@ public class RedleaseProperties {
 
     public void setKeepAlive(boolean keepAlive) {
         this.keepAlive = keepAlive;
+    }
+
+    public Duration getConnectTimeout() {
+        return connectTimeout;
+    }
+
+    public void setConnectTimeout(Duration connectTimeout) {
+        this.connectTimeout = connectTimeout;
     }
 
     public boolean isLeaseAwareScheduling() {

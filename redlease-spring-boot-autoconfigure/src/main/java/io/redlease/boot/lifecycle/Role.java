@@ -118,7 +118,8 @@ final class Role implements Observer, BeforeRelease {
                         entry,
                         Action.START,
                         new IllegalStateException(
-                                "still stopping from an earlier term (its stop has not called"
+                                "redlease: still stopping from an earlier term (its stop has"
+                                        + " not called"
                                         + " back); it starts in term "
                                         + term.token()
                                         + " once it has stopped"));
@@ -184,7 +185,7 @@ final class Role implements Observer, BeforeRelease {
                                 entry,
                                 Action.STOP,
                                 new TimeoutException(
-                                        "did not stop within the drain timeout of "
+                                        "redlease: did not stop within the drain timeout of "
                                                 + elector.config().drainTimeout()));
                     }
                 } else {

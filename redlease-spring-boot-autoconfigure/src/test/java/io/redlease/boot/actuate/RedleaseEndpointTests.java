@@ -70,7 +70,7 @@ class RedleaseEndpointTests {
     void resigningAnUnknownElectionIsABadRequest() {
         assertThatExceptionOfType(InvalidEndpointRequestException.class)
                 .isThrownBy(() -> endpoint.resign("nope"))
-                .withMessageContaining("No election 'nope'")
+                .withMessageContaining("redlease: no election 'nope'")
                 .withMessageContaining("[reports]");
     }
 }

@@ -96,7 +96,7 @@ class RedleaseSecurityApplicationTests {
             assertThat(meters).contains("redlease.leader").doesNotContain(SECRET);
         }
         assertThat(output.getAll())
-                .contains("Elected leader of '" + name + "'")
+                .contains("redlease: elected leader of '" + name + "'")
                 .doesNotContain(SECRET);
     }
 }

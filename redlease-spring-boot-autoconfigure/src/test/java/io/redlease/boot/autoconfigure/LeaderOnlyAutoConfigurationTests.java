@@ -164,7 +164,8 @@ class LeaderOnlyAutoConfigurationTests {
                         });
         assertThat(output)
                 .contains(
-                        "redlease.enabled=false: @LeaderOnly is not applied, so these methods run"
+                        "redlease: redlease.enabled=false: @LeaderOnly is not applied, so these"
+                                + " methods run"
                                 + " on every instance of the application: ["
                                 + TransactionalJob.class.getName()
                                 + ".run]");

@@ -119,7 +119,8 @@ public final class RedleaseTester {
     public RedleaseTester election(String id) {
         if (elections == null) {
             throw new IllegalStateException(
-                    "this tester was made for one elector; use RedleaseTester.of(elections, ...)");
+                    "redlease: this tester was made for one elector; use"
+                            + " RedleaseTester.of(elections, ...)");
         }
         Elector other = elections.get(id);
         return new RedleaseTester(elections, other, redis, defaultTimeout(other));
@@ -134,7 +135,8 @@ public final class RedleaseTester {
     public RedleaseTester withTimeout(Duration timeout) {
         Objects.requireNonNull(timeout, "timeout must not be null");
         if (timeout.isZero() || timeout.isNegative()) {
-            throw new IllegalArgumentException("timeout must be positive but was " + timeout);
+            throw new IllegalArgumentException(
+                    "redlease: timeout must be positive but was " + timeout);
         }
         return new RedleaseTester(elections, elector, redis, timeout);
     }
@@ -221,7 +223,7 @@ public final class RedleaseTester {
                         .orElseThrow(
                                 () ->
                                         new IllegalStateException(
-                                                "this instance does not lead " + name()));
+                                                "redlease: this instance does not lead " + name()));
         elector.resign();
         await("end of term " + term.token()).atMost(timeout).until(() -> !term.isActive());
         return term;
@@ -247,7 +249,8 @@ public final class RedleaseTester {
     public ForeignLease stealLease(Duration holdFor) {
         Objects.requireNonNull(holdFor, "holdFor must not be null");
         if (holdFor.toMillis() < 1) {
-            throw new IllegalArgumentException("holdFor must be at least 1ms but was " + holdFor);
+            throw new IllegalArgumentException(
+                    "redlease: holdFor must be at least 1ms but was " + holdFor);
         }
         String thief = "redlease-tester-" + UUID.randomUUID();
         redis.opsForValue().set(leaderKey(), thief, holdFor);
@@ -279,7 +282,7 @@ public final class RedleaseTester {
         Objects.requireNonNull(instanceId, "instanceId must not be null");
         if (instanceId.isBlank() || instanceId.equals(elector.instanceId())) {
             throw new IllegalArgumentException(
-                    "instanceId must name another instance but was '" + instanceId + "'");
+                    "redlease: instanceId must name another instance but was '" + instanceId + "'");
         }
         redis.opsForValue().set(leaderKey(), instanceId, Duration.ofMinutes(1));
         return new ForeignLease(instanceId, startNewerTerm());

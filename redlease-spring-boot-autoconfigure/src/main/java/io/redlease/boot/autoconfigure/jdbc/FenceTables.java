@@ -46,7 +46,7 @@ final class FenceTables {
         }
         if (!schema.exists() && shouldCreate(properties.getInitializeSchema(), dataSource)) {
             logger.info(
-                    "Creating the fence table "
+                    "redlease: creating the fence table "
                             + table.name()
                             + " with "
                             + schema.scriptLocation());

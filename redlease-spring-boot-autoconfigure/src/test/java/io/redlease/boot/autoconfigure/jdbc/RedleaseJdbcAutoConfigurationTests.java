@@ -89,8 +89,11 @@ class RedleaseJdbcAutoConfigurationTests {
 
     @Test
     void onAnEmbeddedDatabaseTheTableIsCreatedWithARowPerElection() {
+        // Not started: a lone instance leads once started, and its term claims the row.
         contextRunner
-                .withPropertyValues("redlease.elections.audit.name=" + name + "-audit")
+                .withPropertyValues(
+                        "redlease.elections.audit.name=" + name + "-audit",
+                        "redlease.auto-startup=false")
                 .run(
                         context -> {
                             assertThat(context).hasNotFailed();
@@ -106,8 +109,10 @@ class RedleaseJdbcAutoConfigurationTests {
 
     @Test
     void theTableNameIsConfigurable() {
+        // Not started: a lone instance leads once started, and its term claims the row.
         contextRunner
-                .withPropertyValues("redlease.jdbc.table-name=jobs_fence")
+                .withPropertyValues(
+                        "redlease.jdbc.table-name=jobs_fence", "redlease.auto-startup=false")
                 .run(
                         context -> {
                             assertThat(context.getBean(FenceTable.class).name())
@@ -170,7 +175,9 @@ class RedleaseJdbcAutoConfigurationTests {
                                     "classpath:io/redlease/jdbc/schema-postgresql.sql");
                 });
         try {
-            postgres.withPropertyValues("redlease.jdbc.initialize-schema=always")
+            // Not started: a lone instance leads once started, and its term claims the row.
+            postgres.withPropertyValues(
+                            "redlease.jdbc.initialize-schema=always", "redlease.auto-startup=false")
                     .run(
                             context -> {
                                 assertThat(context).hasNotFailed();
@@ -366,7 +373,9 @@ class RedleaseJdbcAutoConfigurationTests {
                         "redlease.jdbc.initialize-schema=never",
                         "redlease.jdbc.fence-all-transactions=true",
                         "spring.sql.init.mode=always",
-                        "spring.sql.init.schema-locations=classpath:io/redlease/jdbc/schema-h2.sql")
+                        "spring.sql.init.schema-locations=classpath:io/redlease/jdbc/schema-h2.sql",
+                        // Not started: a lone instance leads once started, and claims the row.
+                        "redlease.auto-startup=false")
                 .run(
                         context -> {
                             assertThat(context).hasNotFailed();
