@@ -95,7 +95,7 @@ final class DisabledLeaderLifecycles implements SmartLifecycle {
         running = true;
         if (!names.isEmpty()) {
             logger.warn(
-                    "redlease.enabled=false: leader-only lifecycles and listener containers are"
+                    "redlease: with redlease.enabled=false, leader-only lifecycles and listener containers are"
                             + " started with the application, so they run on every instance: "
                             + names);
         }

@@ -172,6 +172,7 @@ final class MetadataJson {
     }
 
     private IllegalArgumentException error(String expected) {
-        return new IllegalArgumentException("expected " + expected + " at offset " + at);
+        return new IllegalArgumentException(
+                "redlease: configuration metadata: expected " + expected + " at offset " + at);
     }
 }

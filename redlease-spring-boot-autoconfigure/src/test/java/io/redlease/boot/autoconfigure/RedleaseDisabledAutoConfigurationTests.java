@@ -212,7 +212,7 @@ class RedleaseDisabledAutoConfigurationTests {
         assertThat(manual.isRunning()).isFalse();
         assertThat(output)
                 .contains(
-                        "redlease.enabled=false: leader-only lifecycles and listener containers"
+                        "redlease: with redlease.enabled=false, leader-only lifecycles and listener containers"
                                 + " are started with the application, so they run on every"
                                 + " instance: [plain, manual]");
     }
