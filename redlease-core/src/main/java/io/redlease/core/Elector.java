@@ -240,6 +240,19 @@ public final class Elector implements AutoCloseable {
     }
 
     /**
+     * Returns why releases of this election are not announced to this instance right now, or empty
+     * while they are. While they are, a follower takes over at once when the leader releases
+     * gracefully; otherwise it takes over at its next look at the lease. The reason is one line:
+     * switched off, not used on Redis Cluster, not running, subscribing, a failed subscription with
+     * its cause (retried until it succeeds), or a lost subscription connection being restored.
+     *
+     * @return the reason, or empty while notifications are heard
+     */
+    public Optional<String> notificationsOff() {
+        return Optional.ofNullable(runs.notificationsOff());
+    }
+
+    /**
      * Returns whether this instance leads past its local deadline: its last successful renewal was
      * sent more than the time to live ago and the term has not ended yet. The watchdog ends such a
      * term within moments; a health check may report it meanwhile.

@@ -1,5 +1,7 @@
 package io.redlease.core;
 
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import io.lettuce.core.resource.Delay;
@@ -7,6 +9,7 @@ import io.redlease.test.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -36,16 +39,44 @@ final class Templates implements AutoCloseable {
         return on(host, port, null, Duration.ofHours(1));
     }
 
+    /**
+     * Returns a template on the given server whose client does not reconnect a dropped connection
+     * on its own ({@code autoReconnect=false}).
+     */
+    StringRedisTemplate withoutAutoReconnect(RedisServer server) {
+        return on(
+                server.host(),
+                server.port(),
+                server.password(),
+                Duration.ofSeconds(10),
+                ClientOptions.builder()
+                        .autoReconnect(false)
+                        .timeoutOptions(TimeoutOptions.enabled())
+                        .build());
+    }
+
     StringRedisTemplate on(String host, int port, String password, Duration commandTimeout) {
+        return on(host, port, password, commandTimeout, null);
+    }
+
+    private StringRedisTemplate on(
+            String host,
+            int port,
+            String password,
+            Duration commandTimeout,
+            @Nullable ClientOptions options) {
         RedisStandaloneConfiguration standalone = new RedisStandaloneConfiguration(host, port);
         if (password != null) {
             standalone.setPassword(password);
         }
-        LettuceClientConfiguration client =
+        LettuceClientConfiguration.LettuceClientConfigurationBuilder builder =
                 LettuceClientConfiguration.builder()
                         .clientResources(resources)
-                        .commandTimeout(commandTimeout)
-                        .build();
+                        .commandTimeout(commandTimeout);
+        if (options != null) {
+            builder.clientOptions(options);
+        }
+        LettuceClientConfiguration client = builder.build();
         LettuceConnectionFactory factory = new LettuceConnectionFactory(standalone, client);
         factory.setEagerInitialization(false);
         factory.afterPropertiesSet();
