@@ -120,6 +120,9 @@ public final class Elector implements AutoCloseable {
                             + config.name()
                             + "'");
         }
+        if (!isCluster(connectionFactory)) {
+            HashTagHint.forName(config.name());
+        }
         if (config.replicaAcknowledgements() > 0 && connectionFactory == null) {
             throw new InvalidElectorConfigException(
                     InvalidElectorConfigException.Setting.REPLICA_ACKNOWLEDGEMENT,
