@@ -1,9 +1,5 @@
 package io.redlease.core;
 
-import io.lettuce.core.AbstractRedisClient;
-import io.lettuce.core.RedisChannelHandler;
-import io.lettuce.core.RedisConnectionStateListener;
-import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Collection;
@@ -22,7 +18,6 @@ import org.springframework.data.redis.connection.Message;
 import org.springframework.data.redis.connection.MessageListener;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.SubscriptionListener;
-import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.listener.ChannelTopic;
 import org.springframework.data.redis.listener.RedisMessageListenerContainer;
 import org.springframework.data.redis.listener.Topic;
@@ -64,11 +59,11 @@ final class ReleaseNotifications {
     /** Whether adding a channel to {@link #container} failed: the next subscribe rebuilds it. */
     private boolean suspect;
 
-    private final @Nullable Disconnects disconnects;
+    private final @Nullable SubscriptionDisconnects disconnects;
 
     private ReleaseNotifications(RedisConnectionFactory factory) {
         this.factory = factory;
-        this.disconnects = Disconnects.watch(factory, this);
+        this.disconnects = SubscriptionDisconnects.watch(factory, this::interrupted);
     }
 
     /**
@@ -189,6 +184,9 @@ final class ReleaseNotifications {
                 byFactory.remove(factory);
             }
         }
+        if (last && disconnects != null) {
+            disconnects.stop();
+        }
         boolean stopped = stopped(factory);
         synchronized (changes) {
             Container current = container;
@@ -197,9 +195,6 @@ final class ReleaseNotifications {
             }
             if (last) {
                 container = null;
-                if (disconnects != null) {
-                    disconnects.stop();
-                }
                 if (!stopped) {
                     destroy(current);
                 }
@@ -367,50 +362,6 @@ final class ReleaseNotifications {
         @Override
         public boolean isRunning() {
             return failing.get() == null && super.isRunning();
-        }
-    }
-
-    /**
-     * Tells of Lettuce subscription connections lost without being closed by their owner: Lettuce
-     * reconnects and subscribes again by itself (unless auto-reconnect is off), and meanwhile no
-     * release is heard.
-     */
-    private static final class Disconnects implements RedisConnectionStateListener {
-
-        private final AbstractRedisClient client;
-
-        private final ReleaseNotifications notifications;
-
-        private Disconnects(AbstractRedisClient client, ReleaseNotifications notifications) {
-            this.client = client;
-            this.notifications = notifications;
-        }
-
-        static @Nullable Disconnects watch(
-                RedisConnectionFactory factory, ReleaseNotifications notifications) {
-            if (!(factory instanceof LettuceConnectionFactory lettuce)) {
-                return null;
-            }
-            AbstractRedisClient client = lettuce.getNativeClient();
-            if (client == null) {
-                return null;
-            }
-            Disconnects disconnects = new Disconnects(client, notifications);
-            client.addListener(disconnects);
-            return disconnects;
-        }
-
-        void stop() {
-            client.removeListener(this);
-        }
-
-        @Override
-        public void onRedisDisconnected(RedisChannelHandler<?, ?> connection) {
-            if (connection instanceof StatefulRedisPubSubConnection<?, ?>
-                    && !connection.isClosed()) {
-                notifications.interrupted(
-                        new IllegalStateException("the subscription connection was lost"));
-            }
         }
     }
 }
