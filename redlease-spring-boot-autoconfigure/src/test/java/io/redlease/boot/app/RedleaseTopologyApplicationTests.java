@@ -25,7 +25,7 @@ import org.springframework.context.ConfigurableApplicationContext;
  */
 class RedleaseTopologyApplicationTests {
 
-    private static final Duration FAILOVER = Duration.ofSeconds(30);
+    private static final Duration FAILOVER = Duration.ofSeconds(60);
 
     private static ConfigurableApplicationContext start(String... properties) {
         return new SpringApplicationBuilder(TestApplication.class)
