@@ -3,6 +3,7 @@ package io.redlease.core;
 import io.redlease.core.ReleaseNotifications.Registration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -149,8 +150,14 @@ final class Subscription implements Registration.Listener {
 
     private void attempted(Registration subscribing, @Nullable RuntimeException failure) {
         attempting = false;
-        if (closed || failure == null || subscribing.subscribed()) {
-            // On success, the registration's confirmation has made it listen.
+        if (closed || subscribing.subscribed()) {
+            // Subscribed: the registration's confirmation has made it listen.
+            return;
+        }
+        if (failure == null) {
+            // Subscribed, then interrupted before this ran (no retry was scheduled meanwhile).
+            cancelRetry();
+            retry = campaign.schedule(this::attempt, TimeUnit.MILLISECONDS.toNanos(GRACE_MILLIS));
             return;
         }
         RedisConnectionFactory connections = factory;
@@ -264,17 +271,32 @@ final class Subscription implements Registration.Listener {
         }
     }
 
-    void close() {
+    /**
+     * Stops listening and unsubscribes in the background.
+     *
+     * @return completed once unsubscribed (or at once when nothing was subscribed): an owner that
+     *     waits for it, bounded, before its connection factory may be destroyed keeps the client
+     *     from closing the subscription connection twice (Lettuce then logs "Connection is already
+     *     closed" at WARN)
+     */
+    CompletableFuture<Void> close() {
         closed = true;
         off("the elector is not running");
         cancelRetry();
         Registration subscribed = registration;
-        if (subscribed != null) {
-            registration = null;
-            // Unsubscribing waits for Redis (for a dead connection, up to the client's command
-            // timeout): never on the loop, whose other elections would stall meanwhile.
-            later(() -> closeQuietly(subscribed));
+        if (subscribed == null) {
+            return CompletableFuture.completedFuture(null);
         }
+        registration = null;
+        // Unsubscribing waits for Redis (for a dead connection, up to the client's command
+        // timeout): never on the loop, whose other elections would stall meanwhile.
+        CompletableFuture<Void> unsubscribed = new CompletableFuture<>();
+        later(
+                () -> {
+                    closeQuietly(subscribed);
+                    unsubscribed.complete(null);
+                });
+        return unsubscribed;
     }
 
     private static void closeQuietly(Registration subscribed) {
