@@ -122,6 +122,9 @@ public final class Elector implements AutoCloseable {
                             + config.name()
                             + "'");
         }
+        if (!isCluster(connectionFactory)) {
+            HashTagHint.forName(config.name());
+        }
         if (config.replicaAcknowledgements() > 0 && connectionFactory == null) {
             throw new InvalidElectorConfigException(
                     InvalidElectorConfigException.Setting.REPLICA_ACKNOWLEDGEMENT,
@@ -254,6 +257,19 @@ public final class Elector implements AutoCloseable {
      */
     public Optional<Throwable> redisFailure() {
         return isRunning() ? Optional.ofNullable(runs.redisFailure()) : Optional.empty();
+    }
+
+    /**
+     * Returns why releases of this election are not announced to this instance right now, or empty
+     * while they are. While they are, a follower takes over at once when the leader releases
+     * gracefully; otherwise it takes over at its next look at the lease. The reason is one line:
+     * switched off, not used on Redis Cluster, not running, subscribing, a failed subscription with
+     * its cause (retried until it succeeds), or a lost subscription connection being restored.
+     *
+     * @return the reason, or empty while notifications are heard
+     */
+    public Optional<String> notificationsOff() {
+        return Optional.ofNullable(runs.notificationsOff());
     }
 
     /**

@@ -1,19 +1,36 @@
 package io.redlease.core;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.Collection;
 import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 import org.springframework.context.Lifecycle;
+import org.springframework.data.redis.connection.Message;
 import org.springframework.data.redis.connection.MessageListener;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.SubscriptionListener;
 import org.springframework.data.redis.listener.ChannelTopic;
 import org.springframework.data.redis.listener.RedisMessageListenerContainer;
+import org.springframework.data.redis.listener.Topic;
+import org.springframework.util.backoff.BackOffExecution;
 
 /**
  * Listens for lease releases announced on Pub/Sub and wakes the followers waiting for them: one
  * subscription connection per connection factory, however many elections use it.
+ *
+ * <p>Each election {@link #register registers} once and then asks its registration to {@link
+ * Registration#subscribe subscribe} until that succeeds. A subscription that fails, or one whose
+ * connection is lost and not restored by the client itself (see {@link Registration.Listener}), is
+ * restored by building the connection's subscription anew with every registered channel.
  *
  * <p>Correctness never depends on a notification: followers keep polling, so a lost one costs only
  * the polling delay.
@@ -27,61 +44,52 @@ final class ReleaseNotifications {
 
     private final RedisConnectionFactory factory;
 
-    private final RedisMessageListenerContainer container;
-
-    private int listeners;
+    /** Guarded by {@link #byFactory}. */
+    private final Set<Registration> registrations = new LinkedHashSet<>();
 
     /**
-     * Serialises adding and removing listeners. The container checks, while removing one, whether
-     * any are left and stops listening if not; a listener added at the same moment could be left
-     * registered on a subscription that is being torn down, and never hear a release.
+     * Serialises subscribing, restoring and unsubscribing: each waits for Redis while holding it,
+     * on the subscribing threads only.
      */
     private final Object changes = new Object();
 
+    /** The subscription in use; null until the first one succeeds. Guarded by {@link #changes}. */
+    private volatile @Nullable Container container;
+
+    /** Whether adding a channel to {@link #container} failed: the next subscribe rebuilds it. */
+    private boolean suspect;
+
+    private final @Nullable SubscriptionDisconnects disconnects;
+
     private ReleaseNotifications(RedisConnectionFactory factory) {
         this.factory = factory;
-        this.container = new RedisMessageListenerContainer();
-        container.setConnectionFactory(factory);
-        container.setTaskExecutor(Runnable::run);
-        container.setSubscriptionExecutor(
-                runnable -> ElectorRuntime.daemon(runnable, "redlease-subscription").start());
-        container.setBeanName("redlease-release-notifications");
-        container.afterPropertiesSet();
-        container.start();
+        this.disconnects = SubscriptionDisconnects.watch(factory, this::interrupted);
     }
 
     /**
-     * Subscribes to one election's release channel; call off the loop thread, as subscribing waits
-     * for Redis.
+     * Registers an election's release channel, without any I/O; {@link Registration#subscribe} then
+     * subscribes.
      *
      * @param ownId releases by this instance id are ignored
-     * @param wake called, on a client thread, for each release by another instance
-     * @return the subscription, to close when the elector stops
+     * @param listener told of releases, confirmations and interruptions, on a client thread
      */
-    static AutoCloseable subscribe(
-            RedisConnectionFactory factory, String channel, String ownId, Runnable wake) {
-        byte[] own = ownId.getBytes(StandardCharsets.UTF_8);
-        MessageListener listener =
-                (message, pattern) -> {
-                    if (!java.util.Arrays.equals(message.getBody(), own)) {
-                        wake.run();
-                    }
-                };
-        ChannelTopic topic = new ChannelTopic(channel);
-        ReleaseNotifications notifications;
+    static Registration register(
+            RedisConnectionFactory factory,
+            String channel,
+            String ownId,
+            Registration.Listener listener) {
         synchronized (byFactory) {
-            notifications = byFactory.computeIfAbsent(factory, ReleaseNotifications::new);
-            notifications.listeners++;
+            ReleaseNotifications notifications =
+                    byFactory.computeIfAbsent(factory, ReleaseNotifications::new);
+            Registration registration =
+                    new Registration(
+                            notifications,
+                            channel,
+                            ownId.getBytes(StandardCharsets.UTF_8),
+                            listener);
+            notifications.registrations.add(registration);
+            return registration;
         }
-        try {
-            synchronized (notifications.changes) {
-                notifications.container.addMessageListener(listener, topic);
-            }
-        } catch (RuntimeException ex) {
-            notifications.remove(listener, topic);
-            throw ex;
-        }
-        return () -> notifications.remove(listener, topic);
     }
 
     /**
@@ -93,26 +101,267 @@ final class ReleaseNotifications {
         return factory instanceof Lifecycle lifecycle && !lifecycle.isRunning();
     }
 
-    private void remove(MessageListener listener, ChannelTopic topic) {
-        boolean stopped = stopped(factory);
-        if (!stopped) {
-            synchronized (changes) {
-                container.removeMessageListener(listener, topic);
+    private Set<Registration> registered() {
+        synchronized (byFactory) {
+            return new LinkedHashSet<>(registrations);
+        }
+    }
+
+    /** Subscribes one registration; see {@link Registration#subscribe}. */
+    private void subscribe(Registration registration) {
+        synchronized (changes) {
+            if (registration.closed || registration.subscribed) {
+                return;
+            }
+            Container current = container;
+            // A registration already on the current subscription and not subscribed now has lost
+            // it: only a new one helps.
+            if (current != null
+                    && registration.on != current
+                    && !suspect
+                    && othersSubscribed(registration)) {
+                try {
+                    current.addMessageListener(registration, registration.topic);
+                    registration.on = current;
+                    registration.confirmed();
+                    return;
+                } catch (RuntimeException ex) {
+                    // The connection may be gone without the client saying so: rebuild next time.
+                    suspect = true;
+                    throw ex;
+                }
+            }
+            rebuild();
+        }
+    }
+
+    private boolean othersSubscribed(Registration registration) {
+        for (Registration other : registered()) {
+            if (other != registration && !other.subscribed) {
+                return false;
             }
         }
+        return true;
+    }
+
+    /**
+     * Subscribes every registered channel on a new connection and, once that succeeded, drops the
+     * old one; on failure the old one stays (its client may still restore it) and the failure is
+     * thrown. Called holding {@link #changes}.
+     */
+    private void rebuild() {
+        Set<Registration> all = registered();
+        Map<MessageListener, Collection<? extends Topic>> listeners = new LinkedHashMap<>();
+        for (Registration registration : all) {
+            listeners.put(registration, List.of(registration.topic));
+        }
+        Container fresh = new Container();
+        try {
+            // Subscribes every channel at once.
+            fresh.setMessageListeners(listeners);
+        } catch (RuntimeException ex) {
+            Subscription.later(() -> destroy(fresh));
+            throw ex;
+        }
+        Container old = container;
+        container = fresh;
+        suspect = false;
+        if (old != null) {
+            Subscription.later(() -> destroy(old));
+        }
+        for (Registration registration : all) {
+            registration.on = fresh;
+            registration.confirmed();
+        }
+    }
+
+    private void remove(Registration registration) {
         boolean last;
         synchronized (byFactory) {
-            last = --listeners == 0;
+            registrations.remove(registration);
+            last = registrations.isEmpty();
             if (last) {
                 byFactory.remove(factory);
             }
         }
-        if (last && !stopped) {
-            try {
-                container.destroy();
-            } catch (Exception ex) {
-                logger.debug("redlease: closing the release subscription failed", ex);
+        if (last && disconnects != null) {
+            disconnects.stop();
+        }
+        boolean stopped = stopped(factory);
+        synchronized (changes) {
+            Container current = container;
+            if (current == null) {
+                return;
             }
+            if (last) {
+                container = null;
+                if (!stopped) {
+                    destroy(current);
+                }
+            } else if (!stopped && registration.subscribed) {
+                current.removeMessageListener(registration, registration.topic);
+            }
+        }
+    }
+
+    private static void destroy(Container container) {
+        try {
+            container.destroy();
+        } catch (Exception ex) {
+            logger.debug("redlease: closing the release subscription failed", ex);
+        }
+    }
+
+    /** The client lost a subscription connection it did not close itself. */
+    void interrupted(Throwable cause) {
+        for (Registration registration : registered()) {
+            registration.interrupted(cause);
+        }
+    }
+
+    /** One election's release channel on its connection factory's subscription. */
+    static final class Registration implements MessageListener, SubscriptionListener {
+
+        /** What a registration tells its election, on a client thread. */
+        interface Listener {
+
+            /** Another instance released the lease. */
+            void released();
+
+            /**
+             * The channel's subscription is in place: subscribed, or restored by the client after a
+             * lost connection.
+             */
+            void subscribed();
+
+            /**
+             * The subscription connection was lost (or an established subscription failed); the
+             * client may restore it by itself, else a new {@link Registration#subscribe} does.
+             */
+            void interrupted(Throwable cause);
+        }
+
+        private final ReleaseNotifications notifications;
+
+        private final ChannelTopic topic;
+
+        private final byte[] channel;
+
+        private final byte[] ownId;
+
+        private final Listener listener;
+
+        private volatile boolean subscribed;
+
+        private volatile boolean closed;
+
+        /** The subscription the channel was last added to; guarded by the changes lock. */
+        private @Nullable Container on;
+
+        Registration(
+                ReleaseNotifications notifications,
+                String channel,
+                byte[] ownId,
+                Listener listener) {
+            this.notifications = notifications;
+            this.topic = new ChannelTopic(channel);
+            this.channel = channel.getBytes(StandardCharsets.UTF_8);
+            this.ownId = ownId;
+            this.listener = listener;
+        }
+
+        /**
+         * Subscribes the channel, on the factory's current subscription if it is sound, else by
+         * building a new one for every registered channel; does nothing if subscribed. Waits for
+         * Redis: call it on a subscribing thread.
+         *
+         * @throws RuntimeException if subscribing failed; call again later
+         */
+        void subscribe() {
+            notifications.subscribe(this);
+        }
+
+        /** Unsubscribes (waits for Redis); the registration cannot subscribe again. */
+        void close() {
+            closed = true;
+            notifications.remove(this);
+        }
+
+        /** Returns whether the channel's subscription is in place, as far as the client tells. */
+        boolean subscribed() {
+            return subscribed;
+        }
+
+        void confirmed() {
+            if (!closed) {
+                subscribed = true;
+                listener.subscribed();
+            }
+        }
+
+        void interrupted(Throwable cause) {
+            if (!closed) {
+                subscribed = false;
+                listener.interrupted(cause);
+            }
+        }
+
+        @Override
+        public void onMessage(Message message, byte @Nullable [] pattern) {
+            if (!Arrays.equals(message.getBody(), ownId)) {
+                listener.released();
+            }
+        }
+
+        @Override
+        public void onChannelSubscribed(byte[] subscribedChannel, long count) {
+            if (Arrays.equals(subscribedChannel, channel)) {
+                confirmed();
+            }
+        }
+    }
+
+    /**
+     * The subscription of one connection. Its failures go back to whoever subscribes, which retries
+     * on its own schedule, instead of to Spring Data Redis' own recovery (which retries on the
+     * subscribing thread and logs each failure at ERROR with its stack); the failure of an
+     * established subscription (a blocking client's connection) is an interruption.
+     */
+    private final class Container extends RedisMessageListenerContainer {
+
+        /** Set while the container handles a failure on this thread; see {@link #isRunning}. */
+        private final ThreadLocal<Boolean> failing = new ThreadLocal<>();
+
+        Container() {
+            setConnectionFactory(factory);
+            setTaskExecutor(Runnable::run);
+            setSubscriptionExecutor(
+                    runnable -> ElectorRuntime.daemon(runnable, "redlease-subscription").start());
+            setBeanName("redlease-release-notifications");
+            afterPropertiesSet();
+        }
+
+        @Override
+        protected void handleSubscriptionException(
+                CompletableFuture<Void> future, BackOffExecution backOff, Throwable cause) {
+            boolean established = future.isDone();
+            failing.set(Boolean.TRUE);
+            try {
+                // Closes the connection and fails the attempt; as the container does not look
+                // running to it here, it neither retries nor logs.
+                super.handleSubscriptionException(future, () -> BackOffExecution.STOP, cause);
+            } finally {
+                failing.remove();
+            }
+            if (established && container == this) {
+                interrupted(cause);
+            }
+        }
+
+        /** Returns false to {@link #handleSubscriptionException}, so that it stays quiet. */
+        @Override
+        public boolean isRunning() {
+            return failing.get() == null && super.isRunning();
         }
     }
 }

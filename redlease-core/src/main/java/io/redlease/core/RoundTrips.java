@@ -222,6 +222,7 @@ final class RoundTrips {
             }
         }
         campaign.elector.recordRoundTrip(failure);
+        campaign.subscription.afterRoundTrip(failure == null);
         if (sent instanceof InFlight<?> call) {
             if (reply.isDone()) {
                 report(call, failure);

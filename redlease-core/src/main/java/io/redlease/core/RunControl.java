@@ -134,6 +134,12 @@ final class RunControl {
         return run == null ? CompletableFuture.completedFuture(false) : run.firstOutcome().copy();
     }
 
+    /** Returns why releases are not announced to this elector now, or null while they are. */
+    @Nullable String notificationsOff() {
+        Campaign run = campaign.get();
+        return run == null ? "the elector is not running" : run.subscription.offReason();
+    }
+
     /** Returns whether the run follows, hears release announcements and sleeps until its look. */
     boolean idleFollower() {
         Campaign run = campaign.get();

@@ -6,6 +6,12 @@
 -- not free: while the gate holds it back, the reply is {0, pttl} of that lease, which lapses to
 -- the higher candidate. The Go library neither sends nor reads these.
 
+-- The writes below depend on the clock (TIME or PTTL): replicate them, not the script. Redis
+-- does so by default since 5.0; before, and with lua-replicate-commands no, only this asks for it.
+if redis.replicate_commands then
+    redis.replicate_commands()
+end
+
 local holder = redis.call('GET', KEYS[1])
 if holder and holder ~= ARGV[1] then
     return {0, redis.call('PTTL', KEYS[1]), holder}

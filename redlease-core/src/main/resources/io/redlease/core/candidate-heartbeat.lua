@@ -4,6 +4,12 @@
 -- KEYS[1] candidates (<name>:candidates). ARGV[1] instance id, ARGV[2] entry lifetime in
 -- milliseconds, ARGV[3] ready (1 or 0), ARGV[4] rank.
 
+-- The writes below depend on the clock (TIME or PTTL): replicate them, not the script. Redis
+-- does so by default since 5.0; before, and with lua-replicate-commands no, only this asks for it.
+if redis.replicate_commands then
+    redis.replicate_commands()
+end
+
 local function ranks_above(a, b)
     local n = math.min(#a, #b)
     for i = 1, n do

@@ -3,6 +3,12 @@
 -- ARGV[1] instance id, ARGV[2] the term's token, ARGV[3..] field, value pairs.
 -- Reply: 1 when published; 0 when the lease is not ours (the term is over).
 
+-- The writes below depend on the clock (TIME or PTTL): replicate them, not the script. Redis
+-- does so by default since 5.0; before, and with lua-replicate-commands no, only this asks for it.
+if redis.replicate_commands then
+    redis.replicate_commands()
+end
+
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
     return 0
 end

@@ -236,7 +236,10 @@ class ElectorTests {
         recorder.await("elected", 1);
         redis.opsForValue().set(name + ":leader", "thief", Duration.ofHours(1));
         recorder.await("follower", 2);
-        assertThat(recorder.kindsIgnoringAcquireErrors())
+        // The role callbacks only: a renewal that misses its bound on a loaded machine reports
+        // an error, which changes nothing about the roles.
+        assertThat(recorder.kinds())
+                .filteredOn(kind -> !kind.equals("error"))
                 .containsExactly("follower", "elected", "steppedDown", "follower");
     }
 
@@ -308,12 +311,12 @@ class ElectorTests {
     @Test
     void leaseIsRenewedImmediatelyOnElection() {
         Recorder recorder = new Recorder();
-        Elector elector = elector("a", Duration.ofSeconds(2), Duration.ofSeconds(1), recorder);
+        Elector elector = elector("a", Duration.ofSeconds(60), Duration.ofSeconds(20), recorder);
         elector.start();
         recorder.await("elected", 1);
         Term term = elector.term().orElseThrow();
-        // The next tick is a second away: only the renewal sent on election can count here.
-        await().atMost(Duration.ofMillis(500)).until(() -> term.renewals() >= 1);
+        // The next tick is 20 s away: only the renewal sent on election can count here.
+        await().atMost(Duration.ofSeconds(10)).until(() -> term.renewals() >= 1);
     }
 
     @Test

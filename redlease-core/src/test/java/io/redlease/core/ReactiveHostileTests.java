@@ -694,7 +694,7 @@ class ReactiveHostileTests {
         elector.stopAsync(Duration.ofMillis(300)).get(10, TimeUnit.SECONDS);
         assertThat(Duration.ofNanos(System.nanoTime() - begin))
                 .isGreaterThanOrEqualTo(Duration.ofMillis(250));
-        await().atMost(Duration.ofSeconds(2)).until(() -> failure.get() != null);
+        await().atMost(Duration.ofSeconds(10)).until(() -> failure.get() != null);
         assertThat(failure.get()).isInstanceOf(TermEndedException.class);
     }
 

@@ -273,7 +273,7 @@ class ReactiveLeaderOnlyTests {
         work.endless(key).subscribe(applied -> {}, failure::set);
         await().atMost(Duration.ofSeconds(10)).until(() -> redis.hasKey(key));
         elector.resign();
-        await().atMost(Duration.ofSeconds(2)).until(() -> failure.get() != null);
+        await().atMost(Duration.ofSeconds(10)).until(() -> failure.get() != null);
         assertThat(failure.get()).isInstanceOf(TermEndedException.class);
         assertThat(work.cancelled()).containsExactly(key);
     }
@@ -311,7 +311,7 @@ class ReactiveLeaderOnlyTests {
 
         CompletableFuture<Long> held = work.future(new CountDownLatch(1));
         elector.resign();
-        await().atMost(Duration.ofSeconds(2)).until(held::isCancelled);
+        await().atMost(Duration.ofSeconds(10)).until(held::isCancelled);
     }
 
     @Test

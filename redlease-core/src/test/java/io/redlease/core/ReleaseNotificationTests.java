@@ -227,8 +227,22 @@ class ReleaseNotificationTests {
         LettuceConnectionFactory factory =
                 (LettuceConnectionFactory) templates.on(server).getConnectionFactory();
         String channel = LeaseProtocol.releaseChannel(name);
-        AutoCloseable subscription =
-                ReleaseNotifications.subscribe(factory, channel, "a", () -> {});
+        ReleaseNotifications.Registration subscription =
+                ReleaseNotifications.register(
+                        factory,
+                        channel,
+                        "a",
+                        new ReleaseNotifications.Registration.Listener() {
+                            @Override
+                            public void released() {}
+
+                            @Override
+                            public void subscribed() {}
+
+                            @Override
+                            public void interrupted(Throwable cause) {}
+                        });
+        subscription.subscribe();
         org.awaitility.Awaitility.await().until(() -> subscribers(channel) == 1);
         factory.destroy();
         Logger root = (Logger) LoggerFactory.getLogger(Logger.ROOT_LOGGER_NAME);

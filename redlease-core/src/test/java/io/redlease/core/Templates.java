@@ -1,5 +1,8 @@
 package io.redlease.core;
 
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.protocol.ProtocolVersion;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import io.lettuce.core.resource.Delay;
@@ -7,13 +10,23 @@ import io.redlease.test.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
-/** Builds Spring Data Redis templates for test servers; closing releases their clients. */
+/**
+ * Builds Spring Data Redis templates for test servers; closing releases their clients. Every
+ * template speaks the protocol {@value #RESP_PROPERTY} asks for (see {@link #requestedProtocol}).
+ */
 final class Templates implements AutoCloseable {
+
+    /**
+     * The system property that picks the protocol of every template; see {@link
+     * #requestedProtocol}.
+     */
+    static final String RESP_PROPERTY = "redlease.test.resp";
 
     private final List<LettuceConnectionFactory> factories = new ArrayList<>();
 
@@ -36,7 +49,69 @@ final class Templates implements AutoCloseable {
         return on(host, port, null, Duration.ofHours(1));
     }
 
+    /**
+     * Returns a template on the given server whose client does not reconnect a dropped connection
+     * on its own ({@code autoReconnect=false}).
+     */
+    StringRedisTemplate withoutAutoReconnect(RedisServer server) {
+        return on(
+                server.host(),
+                server.port(),
+                server.password(),
+                Duration.ofSeconds(10),
+                options().autoReconnect(false));
+    }
+
+    /** Returns a template on the given server speaking the given protocol, whatever is asked. */
+    StringRedisTemplate speaking(RedisServer server, ProtocolVersion protocol) {
+        return on(
+                server.host(),
+                server.port(),
+                server.password(),
+                Duration.ofSeconds(10),
+                options().protocolVersion(protocol));
+    }
+
     StringRedisTemplate on(String host, int port, String password, Duration commandTimeout) {
+        return on(host, port, password, commandTimeout, options());
+    }
+
+    /**
+     * Returns the protocol {@value #RESP_PROPERTY} asks for: {@code 2} forces RESP2 (the
+     * compatibility matrix's {@code resp2} leg), {@code 3} RESP3; unset or empty leaves Lettuce's
+     * default (RESP3 when the server offers it, else RESP2).
+     *
+     * @throws IllegalArgumentException for any other value, naming the property
+     */
+    static @Nullable ProtocolVersion requestedProtocol() {
+        String value = System.getProperty(RESP_PROPERTY, "").strip();
+        return switch (value) {
+            case "" -> null;
+            case "2" -> ProtocolVersion.RESP2;
+            case "3" -> ProtocolVersion.RESP3;
+            default ->
+                    throw new IllegalArgumentException(
+                            "-D" + RESP_PROPERTY + " must be 2, 3 or empty; got '" + value + "'");
+        };
+    }
+
+    /** Spring Data Redis' default client options, with the protocol the run asks for. */
+    private static ClientOptions.Builder options() {
+        ClientOptions.Builder options =
+                ClientOptions.builder().timeoutOptions(TimeoutOptions.enabled());
+        ProtocolVersion protocol = requestedProtocol();
+        if (protocol != null) {
+            options.protocolVersion(protocol);
+        }
+        return options;
+    }
+
+    private StringRedisTemplate on(
+            String host,
+            int port,
+            String password,
+            Duration commandTimeout,
+            ClientOptions.Builder options) {
         RedisStandaloneConfiguration standalone = new RedisStandaloneConfiguration(host, port);
         if (password != null) {
             standalone.setPassword(password);
@@ -45,6 +120,7 @@ final class Templates implements AutoCloseable {
                 LettuceClientConfiguration.builder()
                         .clientResources(resources)
                         .commandTimeout(commandTimeout)
+                        .clientOptions(options.build())
                         .build();
         LettuceConnectionFactory factory = new LettuceConnectionFactory(standalone, client);
         factory.setEagerInitialization(false);

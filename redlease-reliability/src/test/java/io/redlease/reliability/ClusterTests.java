@@ -9,6 +9,7 @@ import io.redlease.core.ElectorConfig;
 import io.redlease.core.InvalidElectorConfigException;
 import io.redlease.test.RedisClusterSetup;
 import io.redlease.test.RedisNode;
+import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.List;
 import org.awaitility.Awaitility;
@@ -30,6 +31,12 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ClusterTests {
+
+    /**
+     * How long a failover may take: no correctness bound, only a guard against a hang (a loaded
+     * machine runs Sentinel's and the cluster's timers late, and an aborted attempt is retried).
+     */
+    private static final Duration FAILOVER = Duration.ofSeconds(60);
 
     private static RedisClusterSetup cluster;
 
@@ -86,7 +93,7 @@ class ClusterTests {
         failover(
                 info,
                 "manual CLUSTER FAILOVER",
-                key -> cluster.manualFailover(key, Duration.ofSeconds(20)),
+                key -> cluster.manualFailover(key, scaled(FAILOVER)),
                 true);
     }
 
@@ -98,7 +105,7 @@ class ClusterTests {
         failover(
                 info,
                 "primary killed",
-                key -> cluster.killPrimaryAndAwaitFailover(key, Duration.ofSeconds(30)),
+                key -> cluster.killPrimaryAndAwaitFailover(key, scaled(FAILOVER)),
                 false);
     }
 
@@ -134,6 +141,7 @@ class ClusterTests {
             Awaitility.await()
                     .atMost(scaled(Duration.ofSeconds(20)))
                     .pollInterval(Duration.ofMillis(5))
+                    .ignoreExceptionsInstanceOf(UncheckedIOException.class)
                     .until(() -> llen(promoted, harness) > before + 3);
             Figures.duration(
                     "Cluster: " + what + " -> writes applied on the promoted primary",
@@ -145,8 +153,14 @@ class ClusterTests {
         }
     }
 
+    /** Reads the length of the suite's log on a node, again if the failover resets the poll. */
     private static long llen(RedisNode node, Harness harness) {
-        Object reply = node.command("LLEN", harness.log.key());
+        Object reply =
+                Awaitility.await()
+                        .atMost(scaled(Duration.ofSeconds(10)))
+                        .pollInterval(Duration.ofMillis(20))
+                        .ignoreExceptionsInstanceOf(UncheckedIOException.class)
+                        .until(() -> node.command("LLEN", harness.log.key()), any -> true);
         return reply instanceof Long n ? n : 0;
     }
 

@@ -47,6 +47,23 @@ class ReleaseNotificationRecoveryTests {
     }
 
     @Test
+    void followerResubscribesAfterARedisRestartOnJedis(
+            @Dedicated(appendOnly = true, appendFsync = "always") RedisServer server, TestInfo info)
+            throws Exception {
+        try (Harness harness = new Harness(info, server.host(), server.port())) {
+            harness.direct = true;
+            harness.jedis = true;
+            Candidate[] pair = leaderAndFollower(harness);
+            long subscribers = awaitSubscribers(harness, server, 2, "before the fault");
+            long start = System.nanoTime();
+            server.restart();
+            long restarted = System.nanoTime();
+            harness.fault("Redis restart (release notifications, Jedis)", start, restarted);
+            handOffAfter(harness, server, pair, subscribers, restarted, "Redis restart on Jedis");
+        }
+    }
+
+    @Test
     void followerResubscribesAfterItsConnectionsAreCutAndTheHandOffIsAnnounced(
             RedisServer server, TestInfo info) throws Exception {
         try (Harness harness = new Harness(info, server.host(), server.port())) {

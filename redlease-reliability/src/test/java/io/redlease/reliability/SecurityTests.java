@@ -12,6 +12,9 @@ import io.redlease.test.TlsCertificates;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.TreeSet;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
@@ -193,6 +196,153 @@ class SecurityTests {
         }
         findings.forEach(f -> Figures.note("ACL: " + f));
         findings.forEach(f -> System.out.println("[redlease-reliability] ACL " + f));
+    }
+
+    /**
+     * Commands the test itself sends between resetting the statistics and reading them, and those
+     * Redis lets every user run (the connection handshake).
+     */
+    private static final Set<String> NOT_SENT_BY_THE_FEATURE =
+            Set.of("acl|log", "pubsub|channels", "info", "config|resetstat", "hello", "auth");
+
+    /**
+     * Each feature runs under a user with exactly its documented rules ({@link FeatureAcl}): two
+     * instances, a hand-off and a graceful stop, with nothing refused, {@code ACL LOG} empty, every
+     * command the run sent ({@code INFO commandstats}, script calls included) among the rules, and
+     * every command the feature adds to the election's actually sent.
+     */
+    @Test
+    void eachFeatureWorksUnderItsDocumentedUserAndSendsNothingElse(@Dedicated RedisServer server) {
+        List<String> findings = new ArrayList<>();
+        for (FeatureAcl feature : FeatureAcl.values()) {
+            String name = "acl-" + feature.name().toLowerCase(Locale.ROOT).replace('_', '-');
+            String user = "u-" + name;
+            List<String> rules = feature.rules(name);
+            acl(server, user, rules);
+            FeatureRunOutcome outcome = runFeature(server, feature, name, user);
+            assertThat(outcome.problems()).as(feature + " under " + rules).isEmpty();
+            assertThat(outcome.denied()).as("ACL LOG after " + feature).isEmpty();
+            Set<String> allowed = new TreeSet<>(feature.commands(name));
+            assertThat(outcome.sent())
+                    .as("commands " + feature + " sent, beyond " + allowed)
+                    .isSubsetOf(allowed);
+            assertThat(outcome.sent())
+                    .as("the commands " + feature + " adds, each sent by its run")
+                    .containsAll(feature.ownCommands(name));
+            findings.add(feature + " sent " + outcome.sent());
+        }
+        findings.forEach(f -> Figures.note("ACL: " + f));
+        findings.forEach(f -> System.out.println("[redlease-reliability] ACL " + f));
+        for (FeatureAcl feature : FeatureAcl.values()) {
+            System.out.println(
+                    "[redlease-reliability] ACL "
+                            + feature.title()
+                            + ": "
+                            + feature.setUser("<name>"));
+        }
+    }
+
+    /**
+     * Each rule a feature adds to the election's is needed: without it, the feature's run meets
+     * {@code NOPERM} (or Redis denies something the client swallows, in {@code ACL LOG}). The
+     * election's own rules are shown needed by {@link #eachAclRuleIsNeeded}.
+     */
+    @Test
+    void eachFeatureRuleIsNeeded(@Dedicated RedisServer server) {
+        List<String> findings = new ArrayList<>();
+        int users = 0;
+        for (FeatureAcl feature : FeatureAcl.values()) {
+            if (feature == FeatureAcl.ELECTION) {
+                continue;
+            }
+            String name = "acl-need-" + feature.name().toLowerCase(Locale.ROOT).replace('_', '-');
+            for (String removed : feature.own(name)) {
+                List<String> fewer = new ArrayList<>(feature.rules(name));
+                fewer.remove(removed);
+                String user = "n" + users++;
+                acl(server, user, fewer);
+                server.command("DEL", name + ":leader", name + ":slots:job");
+                FeatureRunOutcome outcome = runFeature(server, feature, name, user);
+                String finding =
+                        feature
+                                + " without "
+                                + removed
+                                + ": "
+                                + String.join("; ", outcome.problems())
+                                + (outcome.denied().isEmpty()
+                                        ? ""
+                                        : " ACL LOG denied " + outcome.denied());
+                findings.add(finding);
+                if (outcome.denied().isEmpty()) {
+                    assertThat(String.join("; ", outcome.problems()))
+                            .as(finding)
+                            .containsAnyOf(
+                                    "NOPERM",
+                                    "can't run this command",
+                                    "can't publish",
+                                    "can't access",
+                                    "no permissions");
+                }
+            }
+        }
+        findings.forEach(f -> Figures.note("ACL: " + f));
+        findings.forEach(f -> System.out.println("[redlease-reliability] ACL " + f));
+    }
+
+    /** What a feature's run met and sent. */
+    private record FeatureRunOutcome(
+            List<String> problems, List<String> denied, Set<String> sent) {}
+
+    /**
+     * Runs a feature as the user on a fresh script cache and fresh command statistics, waits until
+     * its subscriptions are gone, and reads what it sent.
+     */
+    private static FeatureRunOutcome runFeature(
+            RedisServer server, FeatureAcl feature, String name, String user) {
+        server.command("SCRIPT", "FLUSH");
+        server.command("CONFIG", "RESETSTAT");
+        List<String> problems;
+        try (Connections connections = new Connections();
+                FeatureRun run =
+                        new FeatureRun(
+                                feature,
+                                name,
+                                () ->
+                                        connections.standalone(
+                                                server.host(), server.port(), user, PASSWORD),
+                                () -> !deniedObjects(server, user).isEmpty())) {
+            run.run();
+            problems = new ArrayList<>(run.problems());
+            // Stopping unsubscribes in the background: let the unsubscriptions reach Redis (or
+            // be refused there) while the connections are still open.
+            awaitQuietly(
+                    scaled(Duration.ofSeconds(5)),
+                    () -> subscribedChannels(server, name).isEmpty());
+        }
+        return new FeatureRunOutcome(problems, deniedObjects(server, user), commandsSent(server));
+    }
+
+    private static List<?> subscribedChannels(RedisServer server, String name) {
+        Object reply = server.command("PUBSUB", "CHANNELS", "*" + name + "*");
+        return reply instanceof List<?> list ? list : List.of();
+    }
+
+    /**
+     * Returns the commands Redis ran since its statistics were reset ({@code INFO commandstats},
+     * which counts the commands scripts call too), in lower case, subcommands as {@code
+     * command|sub}, without those of {@link #NOT_SENT_BY_THE_FEATURE}.
+     */
+    static Set<String> commandsSent(RedisServer server) {
+        Set<String> sent = new TreeSet<>();
+        for (String line : server.info("commandstats").split("\\R")) {
+            if (line.startsWith("cmdstat_")) {
+                String command = line.substring("cmdstat_".length(), line.indexOf(':'));
+                if (!NOT_SENT_BY_THE_FEATURE.contains(command)) {
+                    sent.add(command);
+                }
+            }
+        }
+        return sent;
     }
 
     /** The first error from Redis in the history (not the elector's own timeout), or null. */

@@ -7,6 +7,12 @@ import org.junit.jupiter.api.Test;
 
 class RedisClusterSetupTests {
 
+    /**
+     * How long a failover may take: no correctness bound, only a guard against a hang (a loaded
+     * machine runs Sentinel's and the cluster's timers late, and an aborted attempt is retried).
+     */
+    private static final Duration FAILOVER = Duration.ofSeconds(60);
+
     @Test
     void createsSixNodesThatFailOverAfterACrashAndManually() {
         try (RedisClusterSetup cluster = RedisClusterSetup.start(Duration.ofMillis(1000))) {
@@ -18,8 +24,7 @@ class RedisClusterSetupTests {
             assertThat(first.info("replication", "role")).isEqualTo("master");
             String firstKey = keyServedBy(cluster, first, null);
             RedisNode firstReplica = cluster.replicaOf(first);
-            RedisNode takeover =
-                    cluster.killPrimaryAndAwaitFailover(firstKey, Duration.ofSeconds(30));
+            RedisNode takeover = cluster.killPrimaryAndAwaitFailover(firstKey, FAILOVER);
             assertThat(takeover).isSameAs(firstReplica);
             assertThat(first.isAlive()).isFalse();
             assertThat(cluster.slot(firstKey)).isBetween(0, 16383);
@@ -30,10 +35,10 @@ class RedisClusterSetupTests {
             RedisNode replica = cluster.replicaOf(primary);
             assertThat(replica.info("replication", "master_port"))
                     .isEqualTo(Integer.toString(primary.port()));
-            RedisNode promoted = cluster.manualFailover(key, Duration.ofSeconds(20));
+            RedisNode promoted = cluster.manualFailover(key, FAILOVER);
             assertThat(promoted).isSameAs(replica);
             assertThat(cluster.primaryFor(key)).isSameAs(replica);
-            RedisNode afterCrash = cluster.killPrimaryAndAwaitFailover(key, Duration.ofSeconds(30));
+            RedisNode afterCrash = cluster.killPrimaryAndAwaitFailover(key, FAILOVER);
             assertThat(afterCrash).isSameAs(primary);
         }
     }
@@ -45,18 +50,18 @@ class RedisClusterSetupTests {
             RedisNode primary = cluster.primaryFor(key);
             RedisNode replica = cluster.replicaOf(primary);
 
-            RedisNode promoted = cluster.manualFailover(key, Duration.ofSeconds(20));
+            RedisNode promoted = cluster.manualFailover(key, FAILOVER);
             assertThat(promoted).isSameAs(replica);
             // The old primary is the new one's replica once the failover returns...
             assertThat(cluster.replicaOf(promoted)).isSameAs(primary);
             // ...and a hand-over back at once works: the new primary must already know it as its
             // replica, or it ignores the request and the replica gives up after 5 s.
-            RedisNode back = cluster.manualFailover(key, Duration.ofSeconds(20));
+            RedisNode back = cluster.manualFailover(key, FAILOVER);
             assertThat(back).isSameAs(primary);
             assertThat(cluster.replicaOf(back)).isSameAs(replica);
             // ...and once more: the replica won an election a moment ago, which Redis counts as
             // won again at once, without asking for votes, and then abandons.
-            RedisNode again = cluster.manualFailover(key, Duration.ofSeconds(20));
+            RedisNode again = cluster.manualFailover(key, FAILOVER);
             assertThat(again).isSameAs(replica);
             assertThat(cluster.replicaOf(again)).isSameAs(primary);
         }

@@ -8,6 +8,12 @@ import org.junit.jupiter.api.Test;
 
 class RedisSentinelSetupTests {
 
+    /**
+     * How long a failover may take: no correctness bound, only a guard against a hang (a loaded
+     * machine runs Sentinel's and the cluster's timers late, and an aborted attempt is retried).
+     */
+    private static final Duration FAILOVER = Duration.ofSeconds(60);
+
     @Test
     void startsAPrimaryAReplicaInSyncAndThreeSentinelsThatFailOverAKilledPrimary() {
         try (RedisSentinelSetup setup = RedisSentinelSetup.start(Duration.ofMillis(500))) {
@@ -31,7 +37,7 @@ class RedisSentinelSetupTests {
             primary.kill();
             setup.replicationLink().drop();
             setup.replicationLink().cut();
-            RedisNode promoted = setup.awaitNewPrimary(primary.port(), Duration.ofSeconds(20));
+            RedisNode promoted = setup.awaitNewPrimary(primary.port(), FAILOVER);
             assertThat(promoted).isSameAs(replica);
             assertThat(promoted.info("replication", "role")).isEqualTo("master");
             // The write held in the proxy was lost with the primary.

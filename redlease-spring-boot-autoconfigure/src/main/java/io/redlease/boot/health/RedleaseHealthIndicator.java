@@ -18,13 +18,16 @@ import org.springframework.boot.health.contributor.Health;
  * its local deadline (the watchdog ends such a term within moments).
  *
  * <p>Details, per election id: the election name, this instance's id, its role ({@code leader},
- * {@code follower} or {@code stopped}) and, when leading, the token; when Redis cannot be reached,
- * the error (with any credentials in URLs masked); under {@code lifecycles}, each leader-only
- * lifecycle bean or listener container and whether it runs (they do not change the status). Under
- * {@code partitions} (an id no election may have), per partitioned election id: its name, this
- * instance's id, whether it runs, the partition count, the partitions this instance owns, its fair
- * share and the live members it counts; a failed balancing round (Redis unreachable) makes the
- * status DOWN. How many partitions an instance owns never changes the status.
+ * {@code follower} or {@code stopped}) and, when leading, the token; whether release notifications
+ * are heard ({@code notifications}: {@code on} or {@code off}, which does not change the status,
+ * and when off, why under {@code notificationsOff}: switched off, Cluster, subscribing, a failed
+ * subscription with its cause, or a lost subscription connection being restored); when Redis cannot
+ * be reached, the error (with any credentials in URLs masked); under {@code lifecycles}, each
+ * leader-only lifecycle bean or listener container and whether it runs (they do not change the
+ * status). Under {@code partitions} (an id no election may have), per partitioned election id: its
+ * name, this instance's id, whether it runs, the partition count, the partitions this instance
+ * owns, its fair share and the live members it counts; a failed balancing round (Redis unreachable)
+ * makes the status DOWN. How many partitions an instance owns never changes the status.
  */
 public class RedleaseHealthIndicator extends AbstractHealthIndicator {
 
@@ -66,6 +69,9 @@ public class RedleaseHealthIndicator extends AbstractHealthIndicator {
             election.put("instanceId", elector.instanceId());
             election.put("role", role(elector));
             elector.token().ifPresent(token -> election.put("token", token));
+            Optional<String> notificationsOff = elector.notificationsOff();
+            election.put("notifications", notificationsOff.isPresent() ? "off" : "on");
+            notificationsOff.ifPresent(why -> election.put("notificationsOff", mask(why)));
             if (elector.isPastDeadline()) {
                 down = true;
                 election.put("pastDeadline", true);
@@ -113,7 +119,10 @@ public class RedleaseHealthIndicator extends AbstractHealthIndicator {
 
     static String describe(Throwable error) {
         String message = error.getMessage();
-        String text = error.getClass().getName() + (message == null ? "" : ": " + message);
+        return mask(error.getClass().getName() + (message == null ? "" : ": " + message));
+    }
+
+    private static String mask(String text) {
         return CREDENTIALS.matcher(text).replaceAll("$1***@");
     }
 }

@@ -8,6 +8,7 @@ import io.redlease.core.Elector;
 import io.redlease.test.RedisClusterSetup;
 import io.redlease.test.RedisNode;
 import io.redlease.test.RedisSentinelSetup;
+import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,7 +26,7 @@ import org.springframework.context.ConfigurableApplicationContext;
  */
 class RedleaseTopologyApplicationTests {
 
-    private static final Duration FAILOVER = Duration.ofSeconds(30);
+    private static final Duration FAILOVER = Duration.ofSeconds(60);
 
     private static ConfigurableApplicationContext start(String... properties) {
         return new SpringApplicationBuilder(TestApplication.class)
@@ -39,9 +40,17 @@ class RedleaseTopologyApplicationTests {
     }
 
     /** The tokens of the job's log on one node, in the order they were applied. */
+    /**
+     * Reads the job's log of tokens on a node, again if the failover resets the read's connection
+     * (Sentinel kills the clients of the nodes whose role it changes).
+     */
     private static List<Long> tokens(RedisNode node, String name) {
         List<Long> tokens = new ArrayList<>();
-        if (node.command("LRANGE", name + ":log", "0", "-1") instanceof List<?> entries) {
+        Object log =
+                await().atMost(Duration.ofSeconds(10))
+                        .ignoreExceptionsInstanceOf(UncheckedIOException.class)
+                        .until(() -> node.command("LRANGE", name + ":log", "0", "-1"), any -> true);
+        if (log instanceof List<?> entries) {
             for (Object entry : entries) {
                 tokens.add(Long.parseLong(((String) entry).split(":")[0]));
             }

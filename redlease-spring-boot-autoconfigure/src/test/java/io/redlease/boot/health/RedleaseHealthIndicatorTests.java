@@ -66,6 +66,80 @@ class RedleaseHealthIndicatorTests {
     }
 
     @Test
+    void notificationsAreOffWithTheCauseUntilTheSubscriptionIsBack(@Dedicated RedisServer server) {
+        server.stop();
+        LettuceConnectionFactory factory =
+                new LettuceConnectionFactory(
+                        new RedisStandaloneConfiguration(server.host(), server.port()));
+        factory.afterPropertiesSet();
+        factory.start();
+        Elector elector =
+                new Elector(
+                        new StringRedisTemplate(factory),
+                        ElectorConfig.builder("health-" + System.nanoTime())
+                                .ttl(Duration.ofSeconds(2))
+                                .instanceId("a")
+                                .build());
+        RedleaseHealthIndicator indicator = new RedleaseHealthIndicator(Elections.of(elector));
+        try {
+            assertThat(details(indicator.health()))
+                    .containsEntry("notifications", "off")
+                    .containsEntry("notificationsOff", "the elector is not running");
+            elector.start();
+            await().atMost(Duration.ofSeconds(30))
+                    .until(
+                            () ->
+                                    String.valueOf(
+                                                    details(indicator.health())
+                                                            .get("notificationsOff"))
+                                            .contains("cannot subscribe"));
+            assertThat(details(indicator.health()))
+                    .containsEntry("notifications", "off")
+                    .hasEntrySatisfying(
+                            "notificationsOff",
+                            why ->
+                                    assertThat((String) why)
+                                            .contains(String.valueOf(server.port())));
+            server.restart();
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> "on".equals(details(indicator.health()).get("notifications")));
+            assertThat(details(indicator.health())).doesNotContainKey("notificationsOff");
+        } finally {
+            elector.close();
+            factory.destroy();
+        }
+    }
+
+    @Test
+    void notificationsSwitchedOffSayWhy(RedisServer server) {
+        LettuceConnectionFactory factory =
+                new LettuceConnectionFactory(
+                        new RedisStandaloneConfiguration(server.host(), server.port()));
+        factory.afterPropertiesSet();
+        factory.start();
+        Elector elector =
+                new Elector(
+                        new StringRedisTemplate(factory),
+                        ElectorConfig.builder("health-" + System.nanoTime())
+                                .instanceId("a")
+                                .releaseNotifications(false)
+                                .build());
+        RedleaseHealthIndicator indicator = new RedleaseHealthIndicator(Elections.of(elector));
+        try {
+            elector.start();
+            await().until(elector::isLeader);
+            assertThat(details(indicator.health()))
+                    .containsEntry("notifications", "off")
+                    .hasEntrySatisfying(
+                            "notificationsOff",
+                            why -> assertThat((String) why).contains("releaseNotifications"));
+        } finally {
+            elector.close();
+            factory.destroy();
+        }
+    }
+
+    @Test
     void credentialsInErrorMessagesAreMasked() {
         String text =
                 RedleaseHealthIndicator.describe(

@@ -47,6 +47,12 @@ class CoroutineHostileTests {
     companion object {
         private val NAME = "{coroutines-hostile-" + System.nanoTime() + "}"
 
+        /**
+         * The bound of a wait for an event that follows from the test's own steps: only a defect
+         * reaches it, never a slow machine.
+         */
+        private const val SLOW_MACHINE = 60_000L
+
         @JvmStatic
         @DynamicPropertySource
         fun election(registry: DynamicPropertyRegistry) {
@@ -79,10 +85,18 @@ class CoroutineHostileTests {
             return listOf(direct, io, child)
         }
 
-        /** Runs on after its term, then writes through the fencer it finds, on IO. */
+        /**
+         * Runs on after its term, then writes through the fencer it finds, on IO; says when its
+         * body has started (so it was subscribed to in the term it started in).
+         */
         @LeaderOnly(interruptOnStepDown = false)
-        open fun staleFlow(go: CompletableDeferred<Unit>, key: String): Flow<Pair<Long, Boolean>> =
+        open fun staleFlow(
+            started: CompletableDeferred<Unit>,
+            go: CompletableDeferred<Unit>,
+            key: String,
+        ): Flow<Pair<Long, Boolean>> =
             flow {
+                started.complete(Unit)
                 go.await()
                 val fencer = leadership.fencer().orElseThrow()
                 emit(fencer.token() to fencer.set(key, "late"))
@@ -90,7 +104,12 @@ class CoroutineHostileTests {
 
         /** The same in a suspend function. */
         @LeaderOnly(interruptOnStepDown = false)
-        open suspend fun staleSuspend(go: CompletableDeferred<Unit>, key: String): Pair<Long, Boolean> {
+        open suspend fun staleSuspend(
+            started: CompletableDeferred<Unit>,
+            go: CompletableDeferred<Unit>,
+            key: String,
+        ): Pair<Long, Boolean> {
+            started.complete(Unit)
             go.await()
             return withContext(Dispatchers.IO) {
                 val fencer = leadership.fencer().orElseThrow()
@@ -136,7 +155,7 @@ class CoroutineHostileTests {
     /** Resigns and waits until this instance leads again, in a newer term. */
     private fun electedAgain(old: Term): Term {
         tester.stepDown()
-        return await().atMost(Duration.ofSeconds(10)).until(
+        return await().atMost(Duration.ofMillis(SLOW_MACHINE)).until(
             { tester.elector().term().filter { it.isActive && it.token() > old.token() } },
             { it.isPresent },
         ).orElseThrow()
@@ -174,47 +193,63 @@ class CoroutineHostileTests {
     fun `a flow that runs on after its term never writes with the newer term's token`() {
         val first = tester.awaitLeadership()
         val key = NAME + ":stale-flow"
+        val started = CompletableDeferred<Unit>()
         val go = CompletableDeferred<Unit>()
         val result = CompletableDeferred<Pair<Long, Boolean>>()
         val collecting = Thread {
-            runBlocking { work.staleFlow(go, key).collect { result.complete(it) } }
+            runBlocking {
+                try {
+                    work.staleFlow(started, go, key).collect { result.complete(it) }
+                } catch (failure: Throwable) {
+                    result.completeExceptionally(failure)
+                }
+            }
         }
         collecting.start()
-        // The flow's body is waiting for go (a sleep lets the collection start: its subscription
-        // must be made in the first term).
-        Thread.sleep(300)
+        // The flow's body runs, so it was subscribed to in the first term; it waits for go.
+        runBlocking { withTimeout(SLOW_MACHINE) { started.await() } }
         val second = electedAgain(first)
         go.complete(Unit)
-        val (token, applied) = runBlocking { withTimeout(10_000) { result.await() } }
+        val outcome = runBlocking { withTimeout(SLOW_MACHINE) { runCatching { result.await() } } }
+        // Refused by the fence, or failed for want of a term: either way nothing was written.
         assertThat(redis.hasKey(key))
             .`as`(
-                "the flow of term %d wrote with token %d (applied %s) while term %d leads",
-                first.token(), token, applied, second.token(),
+                "the flow of term %d ended with %s while term %d leads",
+                first.token(), outcome, second.token(),
             )
             .isFalse()
-        collecting.join(10_000)
+        collecting.join()
     }
 
     @Test
     fun `a suspend function that runs on after its term never writes with the newer term's token`() {
         val first = tester.awaitLeadership()
         val key = NAME + ":stale-suspend"
+        val started = CompletableDeferred<Unit>()
         val go = CompletableDeferred<Unit>()
         val result = CompletableDeferred<Pair<Long, Boolean>>()
-        val calling = Thread { runBlocking { result.complete(work.staleSuspend(go, key)) } }
+        val calling = Thread {
+            runBlocking {
+                try {
+                    result.complete(work.staleSuspend(started, go, key))
+                } catch (failure: Throwable) {
+                    result.completeExceptionally(failure)
+                }
+            }
+        }
         calling.start()
-        // The call is made in the first term (a sleep lets it start).
-        Thread.sleep(300)
+        // The call runs, so it was made in the first term; it waits for go.
+        runBlocking { withTimeout(SLOW_MACHINE) { started.await() } }
         val second = electedAgain(first)
         go.complete(Unit)
-        val (token, applied) = runBlocking { withTimeout(10_000) { result.await() } }
+        val outcome = runBlocking { withTimeout(SLOW_MACHINE) { runCatching { result.await() } } }
         assertThat(redis.hasKey(key))
             .`as`(
-                "the coroutine of term %d wrote with token %d (applied %s) while term %d leads",
-                first.token(), token, applied, second.token(),
+                "the coroutine of term %d ended with %s while term %d leads",
+                first.token(), outcome, second.token(),
             )
             .isFalse()
-        calling.join(10_000)
+        calling.join()
     }
 
     @Test
@@ -223,11 +258,11 @@ class CoroutineHostileTests {
         val started = CompletableDeferred<Unit>()
         val failure = runBlocking {
             val running = async { runCatching { work.withChild(started) } }
-            withTimeout(5_000) { started.await() }
+            withTimeout(SLOW_MACHINE) { started.await() }
             tester.stepDown()
-            withTimeout(5_000) { running.await() }.exceptionOrNull()
+            withTimeout(SLOW_MACHINE) { running.await() }.exceptionOrNull()
         }
         assertThat(failure).isNotNull()
-        await().atMost(Duration.ofSeconds(5)).until { work.ended().contains("child") }
+        await().atMost(Duration.ofMillis(SLOW_MACHINE)).until { work.ended().contains("child") }
     }
 }
