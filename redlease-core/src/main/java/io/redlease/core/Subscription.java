@@ -326,7 +326,9 @@ final class Subscription implements Registration.Listener {
             if (message != null
                     && !message.isBlank()
                     && (cause == null || !message.equals(cause.toString()))) {
-                messages.add(message.replaceAll("\\s+", " ").strip());
+                // One line; the library's own prefix is left to the line that quotes it.
+                messages.add(
+                        message.replaceAll("\\s+", " ").strip().replaceFirst("^redlease: ", ""));
             }
             current = cause == current ? null : cause;
         }

@@ -51,7 +51,8 @@ final class SubscriptionDisconnects implements RedisConnectionStateListener {
     @Override
     public void onRedisDisconnected(RedisChannelHandler<?, ?> connection) {
         if (connection instanceof StatefulRedisPubSubConnection<?, ?> && !connection.isClosed()) {
-            interrupted.accept(new IllegalStateException("the subscription connection was lost"));
+            interrupted.accept(
+                    new IllegalStateException("redlease: the client reported it disconnected"));
         }
     }
 }
