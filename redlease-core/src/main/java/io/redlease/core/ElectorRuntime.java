@@ -172,7 +172,7 @@ final class ElectorRuntime {
     private static final class LoopThread extends Thread {
 
         LoopThread(Runnable runnable, String name) {
-            super(runnable, name);
+            super(EngineThreads.engine(runnable), name);
             setDaemon(true);
         }
     }

@@ -397,7 +397,7 @@ interface ScriptRunner {
                             TimeUnit.SECONDS,
                             new LinkedBlockingQueue<>(),
                             runnable ->
-                                    ElectorRuntime.daemon(
+                                    EngineThreads.newThread(
                                             runnable,
                                             "redlease-redis-" + threads.incrementAndGet()));
             pool.allowCoreThreadTimeOut(true);

@@ -1,5 +1,6 @@
 package io.redlease.core.partition;
 
+import io.redlease.core.EngineThreads;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -80,11 +81,9 @@ final class BalancingThread {
             ScheduledThreadPoolExecutor executor =
                     new ScheduledThreadPoolExecutor(
                             1,
-                            runnable -> {
-                                Thread thread = new Thread(runnable, "redlease-partitions-" + name);
-                                thread.setDaemon(true);
-                                return thread;
-                            });
+                            runnable ->
+                                    EngineThreads.newThread(
+                                            runnable, "redlease-partitions-" + name));
             executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
             balancing = executor;
             executor.execute(() -> round(executor));
