@@ -172,7 +172,7 @@ final class ElectorRuntime {
     private static final class LoopThread extends Thread {
 
         LoopThread(Runnable runnable, String name) {
-            super(EngineThreads.engine(runnable), name);
+            super(runnable, name);
             setDaemon(true);
         }
     }

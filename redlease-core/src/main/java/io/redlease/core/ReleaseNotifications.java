@@ -44,7 +44,7 @@ final class ReleaseNotifications {
         container.setConnectionFactory(factory);
         container.setTaskExecutor(Runnable::run);
         container.setSubscriptionExecutor(
-                runnable -> EngineThreads.newThread(runnable, "redlease-subscription").start());
+                runnable -> ElectorRuntime.daemon(runnable, "redlease-subscription").start());
         container.setBeanName("redlease-release-notifications");
         container.afterPropertiesSet();
         container.start();

@@ -397,7 +397,7 @@ interface ScriptRunner {
                             TimeUnit.SECONDS,
                             new LinkedBlockingQueue<>(),
                             runnable ->
-                                    EngineThreads.newThread(
+                                    ElectorRuntime.daemon(
                                             runnable,
                                             "redlease-redis-" + threads.incrementAndGet()));
             pool.allowCoreThreadTimeOut(true);

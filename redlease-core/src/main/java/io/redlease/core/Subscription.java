@@ -107,7 +107,7 @@ final class Subscription {
                         2,
                         TimeUnit.SECONDS,
                         new LinkedBlockingQueue<>(),
-                        runnable -> EngineThreads.newThread(runnable, "redlease-subscriptions"));
+                        runnable -> ElectorRuntime.daemon(runnable, "redlease-subscriptions"));
         executor.allowCoreThreadTimeOut(true);
         return executor;
     }

@@ -1,6 +1,5 @@
 package io.redlease.core.partition;
 
-import io.redlease.core.EngineThreads;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -81,9 +80,11 @@ final class BalancingThread {
             ScheduledThreadPoolExecutor executor =
                     new ScheduledThreadPoolExecutor(
                             1,
-                            runnable ->
-                                    EngineThreads.newThread(
-                                            runnable, "redlease-partitions-" + name));
+                            runnable -> {
+                                Thread thread = new Thread(runnable, "redlease-partitions-" + name);
+                                thread.setDaemon(true);
+                                return thread;
+                            });
             executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
             balancing = executor;
             executor.execute(() -> round(executor));

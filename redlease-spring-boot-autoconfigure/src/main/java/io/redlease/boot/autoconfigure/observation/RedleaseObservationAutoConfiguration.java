@@ -74,6 +74,7 @@ public final class RedleaseObservationAutoConfiguration {
         }
 
         @Bean
+        @ConditionalOnClass(name = "io.lettuce.core.tracing.LettuceObservationContext")
         @ConditionalOnBooleanProperty(
                 name = "redlease.observations.engine-traffic",
                 havingValue = false,
