@@ -58,7 +58,8 @@ import org.springframework.util.function.SingletonSupplier;
  * #SLOT_JOBS_BEAN_NAME}.
  *
  * <p>Calls skipped because this instance does not lead are reported to the bean factory's {@link
- * LeaderOnlySkipListener} beans, found once all singletons exist.
+ * LeaderOnlySkipListener} beans, and every call to the {@link LeaderOnlyRunListener} beans (around
+ * its run), both found once all singletons exist.
  */
 public class LeaderOnlyAnnotationBeanPostProcessor
         extends AbstractBeanFactoryAwareAdvisingPostProcessor
@@ -87,6 +88,11 @@ public class LeaderOnlyAnnotationBeanPostProcessor
     /** The skip listeners, found once the singletons exist; none before. */
     private transient volatile List<LeaderOnlySkipListener> skipListeners = List.of();
 
+    private transient volatile List<LeaderOnlyRunListener> runListeners = List.of();
+
+    /** Reports each call to the {@link LeaderOnlyRunListener} beans. */
+    private final transient LeaderOnlyRuns runs = new LeaderOnlyRuns(() -> runListeners);
+
     /** The {@code @LeaderOnly} methods of the singleton beans, told to the skip listeners. */
     private final transient Set<LeaderOnlySkipListener.MethodRef> advisedMethods =
             new LinkedHashSet<>();
@@ -105,6 +111,7 @@ public class LeaderOnlyAnnotationBeanPostProcessor
                 SingletonSupplier.of(() -> beanFactory.getBean(Elections.class));
         this.elections = lookup;
         SlotJobs jobs = new SlotJobs(lookup);
+        jobs.setRuns(runs);
         this.slotJobs = jobs;
         // This context's own jobs, even when a parent context has some: its scheduling asks its
         // own bean factory for configurers.
@@ -123,7 +130,8 @@ public class LeaderOnlyAnnotationBeanPostProcessor
                         new LeaderOnlyInterceptor(
                                 lookup,
                                 jobs::returnedPublisher,
-                                new SkipReports(() -> skipListeners)));
+                                new SkipReports(() -> skipListeners),
+                                runs));
     }
 
     /** Returns the application's once-per-slot jobs. */
@@ -193,6 +201,11 @@ public class LeaderOnlyAnnotationBeanPostProcessor
                 }
             }
             skipListeners = listeners;
+            runListeners =
+                    List.copyOf(
+                            listable.getBeanProvider(LeaderOnlyRunListener.class)
+                                    .orderedStream()
+                                    .toList());
         }
         if (!(factory instanceof SingletonBeanRegistry registry)) {
             return;

@@ -6,7 +6,10 @@ import io.redlease.core.NotLeaderException;
 import io.redlease.core.Term;
 import io.redlease.core.TermEndedException;
 import io.redlease.core.annotation.LeaderOnly.WhenNotLeader;
+import io.redlease.core.annotation.LeaderOnlyRun.Outcome;
+import io.redlease.core.annotation.LeaderOnlySkipListener.MethodRef;
 import io.redlease.core.annotation.LeaderOnlySkipListener.Reason;
+import io.redlease.core.scheduling.SlotJobs;
 import java.lang.reflect.Method;
 import java.lang.reflect.UndeclaredThrowableException;
 import java.util.Map;
@@ -42,6 +45,9 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
     /** Hears of each skipped call. */
     private final SkipReports skips;
 
+    /** Hears of each call, around its run. */
+    private final LeaderOnlyRuns runs;
+
     /** How each method of each target class is called, worked out once. */
     private final Map<MethodClassKey, Optional<Plan>> plans = new ConcurrentHashMap<>();
 
@@ -51,12 +57,17 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
      * @param elections supplies the application's elections, looked up at the first call
      * @param publishers hears of each publisher a once-per-slot reactive method returns
      * @param skips hears of each skipped call
+     * @param runs hears of each call, around its run
      */
     LeaderOnlyInterceptor(
-            Supplier<Elections> elections, PublisherListener publishers, SkipReports skips) {
+            Supplier<Elections> elections,
+            PublisherListener publishers,
+            SkipReports skips,
+            LeaderOnlyRuns runs) {
         this.elections = elections;
         this.publishers = publishers;
         this.skips = skips;
+        this.runs = runs;
     }
 
     /** Hears of the publisher a call of a once-per-slot reactive method returned. */
@@ -93,7 +104,8 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
                     leaderOnly,
                     all.partitioned(leaderOnly.partitions()),
                     all,
-                    (election, reason) -> skips.skipped(election, targetClass, method, reason));
+                    (election, reason) -> skips.skipped(election, targetClass, method, reason),
+                    new PartitionedLeaderOnly.Runs(runs, targetClass));
         }
         Elector elector = elections.get().get(leaderOnly.value());
         if (plan.reactive() != null) {
@@ -120,9 +132,30 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
                     term == null ? Reason.NOT_LEADER : Reason.TERM_ENDED);
         }
         try {
-            return plan.async()
-                    ? term.executeAsync(new AsyncCall(invocation), leaderOnly.interruptOnStepDown())
-                    : term.execute(new Call(invocation), leaderOnly.interruptOnStepDown());
+            if (plan.async()) {
+                return term.executeAsync(
+                        new AsyncCall(invocation), leaderOnly.interruptOnStepDown());
+            }
+            LeaderOnlyRun outer = LeaderOnlyRun.current();
+            if (outer != null
+                    && outer.slot() != null
+                    && outer.token() == term.token()
+                    && outer.method().method().getName().equals(method.getName())
+                    && outer.method().targetClass() == targetClassOf(targetClass, method)) {
+                // The once-per-slot run's own call (or a retry of it): reported as that run.
+                return term.execute(new Call(invocation), leaderOnly.interruptOnStepDown());
+            }
+            LeaderOnlyRun run =
+                    new LeaderOnlyRun(
+                            new MethodRef(
+                                    elector.name(), targetClassOf(targetClass, method), method),
+                            null,
+                            term.token(),
+                            SlotJobs.current().orElse(null),
+                            elector.instanceId());
+            return term.execute(
+                    () -> runs.run(run, term::isActive, new Call(invocation)),
+                    leaderOnly.interruptOnStepDown());
         } catch (TermEndedException ex) {
             if (ex.term() == term && ex.isBeforeStart()) {
                 // The term ended between the check and the call: the method did not run.
@@ -200,12 +233,29 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
             Elector elector,
             Reason reason) {
         Class<?> type = method.getReturnType();
+        LeaderOnlyRun call =
+                new LeaderOnlyRun(
+                        new MethodRef(elector.name(), targetClassOf(targetClass, method), method),
+                        null,
+                        0,
+                        SlotJobs.current().orElse(null),
+                        elector.instanceId());
         if (leaderOnly.whenNotLeader() == WhenNotLeader.REJECT
                 || (type.isPrimitive() && type != void.class)) {
+            runs.notRun(call, Outcome.REJECTED);
             throw notLeaderException(method, elector);
         }
         skips.skipped(elector.name(), targetClass, method, reason);
+        runs.notRun(
+                call,
+                reason == Reason.NOT_LEADER
+                        ? Outcome.SKIPPED_NOT_LEADER
+                        : Outcome.SKIPPED_TERM_ENDED);
         return skippedResult(type);
+    }
+
+    static Class<?> targetClassOf(@Nullable Class<?> targetClass, Method method) {
+        return targetClass != null ? targetClass : method.getDeclaringClass();
     }
 
     /**

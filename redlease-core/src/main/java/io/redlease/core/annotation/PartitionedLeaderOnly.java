@@ -6,8 +6,11 @@ import io.redlease.core.NotLeaderException;
 import io.redlease.core.Term;
 import io.redlease.core.TermEndedException;
 import io.redlease.core.annotation.LeaderOnly.WhenNotLeader;
+import io.redlease.core.annotation.LeaderOnlyRun.Outcome;
+import io.redlease.core.annotation.LeaderOnlySkipListener.MethodRef;
 import io.redlease.core.annotation.LeaderOnlySkipListener.Reason;
 import io.redlease.core.partition.PartitionedElection;
+import io.redlease.core.scheduling.SlotJobs;
 import java.lang.reflect.Method;
 import java.lang.reflect.UndeclaredThrowableException;
 import java.util.concurrent.Callable;
@@ -43,8 +46,35 @@ final class PartitionedLeaderOnly {
         return RUNNING.get();
     }
 
+    /**
+     * Reports the runs of one method to the listeners.
+     *
+     * @param reports the listeners
+     * @param targetClass the bean's class, or null
+     */
+    record Runs(LeaderOnlyRuns reports, @Nullable Class<?> targetClass) {
+
+        LeaderOnlyRun run(
+                PartitionedElection election,
+                MethodInvocation invocation,
+                @Nullable Integer partition,
+                long token) {
+            Method method = invocation.getMethod();
+            return new LeaderOnlyRun(
+                    new MethodRef(
+                            election.name(),
+                            LeaderOnlyInterceptor.targetClassOf(targetClass, method),
+                            method),
+                    partition,
+                    token,
+                    SlotJobs.current().orElse(null),
+                    election.instanceId());
+        }
+    }
+
     /** One partition's run of the method, on the calling thread, named after its method. */
-    private record PartitionCall(Term term, MethodInvocation invocation)
+    private record PartitionCall(
+            Term term, MethodInvocation invocation, LeaderOnlyRuns reports, LeaderOnlyRun run)
             implements Callable<@Nullable Object> {
 
         @Override
@@ -52,7 +82,7 @@ final class PartitionedLeaderOnly {
             Term outer = RUNNING.get();
             RUNNING.set(term);
             try {
-                return new LeaderOnlyInterceptor.Call(invocation).call();
+                return reports.run(run, term::isActive, new LeaderOnlyInterceptor.Call(invocation));
             } finally {
                 if (outer == null) {
                     RUNNING.remove();
@@ -73,13 +103,14 @@ final class PartitionedLeaderOnly {
             LeaderOnly leaderOnly,
             PartitionedElection election,
             Elections elections,
-            BiConsumer<String, Reason> skipped)
+            BiConsumer<String, Reason> skipped,
+            Runs runs)
             throws Throwable {
         Term bound = election.boundTerm().orElse(null);
         if (bound != null) {
-            return nested(invocation, leaderOnly, election, bound, skipped);
+            return nested(invocation, leaderOnly, election, bound, skipped, runs);
         }
-        int runs = 0;
+        int ran = 0;
         Throwable failure = null;
         boolean interruptedBefore = Thread.currentThread().isInterrupted();
         boolean cleared = false;
@@ -96,22 +127,27 @@ final class PartitionedLeaderOnly {
             }
             previous = term;
             try {
+                MethodInvocation copy = copyOf(invocation);
                 term.execute(
-                        new PartitionCall(term, copyOf(invocation)),
+                        new PartitionCall(
+                                term,
+                                copy,
+                                runs.reports(),
+                                runs.run(election, copy, partition, term.token())),
                         leaderOnly.interruptOnStepDown());
-                runs++;
+                ran++;
             } catch (TermEndedException ex) {
                 if (ex.term() == term && ex.isBeforeStart()) {
                     continue; // revoked between the check and the call: the method did not run
                 }
                 failure = add(failure, ex);
-                runs++;
+                ran++;
             } catch (UndeclaredThrowableException ex) {
                 failure = add(failure, ex.getUndeclaredThrowable());
-                runs++;
+                ran++;
             } catch (Throwable ex) {
                 failure = add(failure, ex);
-                runs++;
+                ran++;
             }
         }
         if (cleared && (interruptedBefore || anyBoundTermEnded(elections))) {
@@ -120,11 +156,14 @@ final class PartitionedLeaderOnly {
         if (failure != null) {
             throw failure;
         }
-        if (runs == 0 && leaderOnly.whenNotLeader() == WhenNotLeader.REJECT) {
+        if (ran == 0 && leaderOnly.whenNotLeader() == WhenNotLeader.REJECT) {
+            runs.reports().notRun(runs.run(election, invocation, null, 0), Outcome.REJECTED);
             throw notLeader(invocation, election, "it owns none");
         }
-        if (runs == 0) {
+        if (ran == 0) {
             skipped.accept(election.name(), Reason.NO_PARTITION);
+            runs.reports()
+                    .notRun(runs.run(election, invocation, null, 0), Outcome.SKIPPED_NO_PARTITION);
         }
         return null;
     }
@@ -138,12 +177,21 @@ final class PartitionedLeaderOnly {
             LeaderOnly leaderOnly,
             PartitionedElection election,
             Term term,
-            BiConsumer<String, Reason> skipped)
+            BiConsumer<String, Reason> skipped,
+            Runs runs)
             throws Throwable {
+        LeaderOnlyRun outer = LeaderOnlyRun.current();
+        Integer partition =
+                outer != null && outer.token() == term.token() ? outer.partition() : null;
         if (term.isActive()) {
             try {
                 return term.execute(
-                        new PartitionCall(term, invocation), leaderOnly.interruptOnStepDown());
+                        new PartitionCall(
+                                term,
+                                invocation,
+                                runs.reports(),
+                                runs.run(election, invocation, partition, term.token())),
+                        leaderOnly.interruptOnStepDown());
             } catch (TermEndedException ex) {
                 if (ex.term() != term || !ex.isBeforeStart()) {
                     throw ex;
@@ -153,12 +201,15 @@ final class PartitionedLeaderOnly {
             }
         }
         if (leaderOnly.whenNotLeader() == WhenNotLeader.REJECT) {
+            runs.reports().notRun(runs.run(election, invocation, partition, 0), Outcome.REJECTED);
             throw notLeader(
                     invocation,
                     election,
                     "the term of the partition run it was called in has ended");
         }
         skipped.accept(election.name(), Reason.TERM_ENDED);
+        runs.reports()
+                .notRun(runs.run(election, invocation, partition, 0), Outcome.SKIPPED_TERM_ENDED);
         return null;
     }
 

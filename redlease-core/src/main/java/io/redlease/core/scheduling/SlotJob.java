@@ -3,6 +3,8 @@ package io.redlease.core.scheduling;
 import io.redlease.core.Slot;
 import io.redlease.core.SlotLedger;
 import io.redlease.core.Term;
+import io.redlease.core.annotation.LeaderOnlyRun;
+import io.redlease.core.annotation.LeaderOnlyRuns;
 import io.redlease.core.scheduling.SlotJobs.Result;
 import java.lang.reflect.Method;
 import java.time.Clock;
@@ -59,6 +61,9 @@ final class SlotJob {
 
     private final String methodName;
 
+    /** The scheduled method. */
+    final Method method;
+
     /** The policy the annotation sets; {@link MissedSlots#DEFAULT} takes the application's. */
     final MissedSlots missedSlots;
 
@@ -99,14 +104,14 @@ final class SlotJob {
     private volatile @Nullable Advisor advisor;
 
     SlotJob(SlotJobs jobs, SlotJobs.Definition definition, Object target, Method method) {
-        this(jobs, definition, target, method.getName(), -1);
+        this(jobs, definition, target, method, -1);
     }
 
     private SlotJob(
             SlotJobs jobs,
             SlotJobs.Definition definition,
             Object target,
-            String methodName,
+            Method method,
             int partition) {
         this.jobs = jobs;
         this.definition = definition;
@@ -118,7 +123,13 @@ final class SlotJob {
         this.interruptOnStepDown = definition.interruptOnStepDown();
         this.disabled = definition.disabled();
         this.target = target;
-        this.methodName = methodName;
+        this.method = method;
+        this.methodName = method.getName();
+    }
+
+    /** Returns the class of the bean, unwrapped from its proxies. */
+    Class<?> targetClass() {
+        return target.getClass();
     }
 
     /** Returns whether this is the template of a partitioned election's jobs. */
@@ -133,7 +144,7 @@ final class SlotJob {
 
     /** Returns this template's job for one partition: same method, its own ledger and schedule. */
     SlotJob forPartition(int partition) {
-        return new SlotJob(jobs, definition, target, methodName, partition);
+        return new SlotJob(jobs, definition, target, method, partition);
     }
 
     /** Returns whether this job is the given method of the given bean. */
@@ -323,6 +334,14 @@ final class SlotJob {
     /** Records a run's slot as completed, as the ledger now holds it. */
     void completed(SlotLedger.State state) {
         known = state;
+    }
+
+    LeaderOnlyRuns runs() {
+        return jobs.runs();
+    }
+
+    LeaderOnlyRun runOf(Term term, Slot slot) {
+        return jobs.runOf(this, term, slot);
     }
 
     boolean interruptOnStepDown() {

@@ -6,6 +6,9 @@ import io.redlease.core.Observer;
 import io.redlease.core.Slot;
 import io.redlease.core.SlotLedger;
 import io.redlease.core.Term;
+import io.redlease.core.annotation.LeaderOnlyRun;
+import io.redlease.core.annotation.LeaderOnlyRuns;
+import io.redlease.core.annotation.LeaderOnlySkipListener;
 import io.redlease.core.partition.PartitionListener;
 import io.redlease.core.partition.PartitionedElection;
 import java.lang.reflect.Method;
@@ -76,6 +79,8 @@ public final class SlotJobs implements SchedulingConfigurer, Ordered {
     private volatile MissedSlots defaultPolicy = MissedSlots.RUN_LATEST;
 
     private volatile int defaultMaxCatchUp = DEFAULT_MAX_CATCH_UP;
+
+    private volatile LeaderOnlyRuns runs = LeaderOnlyRuns.NONE;
 
     /**
      * Creates the registry.
@@ -199,6 +204,30 @@ public final class SlotJobs implements SchedulingConfigurer, Ordered {
         }
         this.defaultPolicy = policy;
         this.defaultMaxCatchUp = maxCatchUp;
+    }
+
+    /**
+     * Sets where each run of a job is reported, around it: the {@link
+     * io.redlease.core.annotation.LeaderOnlyRunListener}s; by default nowhere.
+     */
+    public void setRuns(LeaderOnlyRuns runs) {
+        this.runs = runs;
+    }
+
+    LeaderOnlyRuns runs() {
+        return runs;
+    }
+
+    /** Describes a run of a job in a term, for the listeners. */
+    LeaderOnlyRun runOf(SlotJob job, Term term, Slot slot) {
+        Elector elector = elector(job);
+        String election = job.partition < 0 ? elector.name() : partitioned(job.partitions()).name();
+        return new LeaderOnlyRun(
+                new LeaderOnlySkipListener.MethodRef(election, job.targetClass(), job.method),
+                job.partition < 0 ? null : job.partition,
+                term.token(),
+                slot,
+                elector.instanceId());
     }
 
     /** Adds a listener to every job's runs, skips and missed slots. */

@@ -4,9 +4,11 @@ import io.redlease.core.Slot;
 import io.redlease.core.SlotLedger;
 import io.redlease.core.Term;
 import io.redlease.core.TermEndedException;
+import io.redlease.core.annotation.LeaderOnlyRun;
 import io.redlease.core.scheduling.SlotJobs.Result;
 import java.lang.reflect.Method;
 import java.time.Instant;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import org.aopalliance.intercept.MethodInterceptor;
@@ -58,7 +60,7 @@ final class SlotRun {
      */
     Outcome execute(Term term, Progress at, SlotSchedule schedule) {
         try {
-            return term.execute(() -> runAndMark(term, at, schedule), job.interruptOnStepDown());
+            return term.execute(() -> reported(term, at, schedule), job.interruptOnStepDown());
         } catch (TermEndedException ex) {
             if (ex.term() == term && ex.isBeforeStart()) {
                 return Outcome.NOT_STARTED; // The term ended before the run could start.
@@ -85,7 +87,16 @@ final class SlotRun {
         }
     }
 
-    private Outcome runAndMark(Term term, Progress at, SlotSchedule schedule) throws Exception {
+    /** Runs and marks the slot, reported to the run listeners around it. */
+    private Outcome reported(Term term, Progress at, SlotSchedule schedule) throws Exception {
+        LeaderOnlyRun run = job.runOf(term, slot);
+        Object outcome =
+                job.runs().run(run, term::isActive, () -> runAndMark(run, term, at, schedule));
+        return (Outcome) Objects.requireNonNull(outcome);
+    }
+
+    private Outcome runAndMark(LeaderOnlyRun run, Term term, Progress at, SlotSchedule schedule)
+            throws Exception {
         Instant time = slot.time();
         Publisher<?> publisher = schedule.publisher;
         schedule.running(Thread.currentThread());
@@ -101,6 +112,7 @@ final class SlotRun {
         Instant completedAt = SlotJob.now(schedule);
         at.delayFrom = completedAt;
         String failure;
+        LeaderOnlyRun.Outcome reported = LeaderOnlyRun.Outcome.CUT_SHORT;
         if (!returned || !completed) {
             failure =
                     "returned without its method completing on the scheduler's thread (advice"
@@ -133,7 +145,9 @@ final class SlotRun {
                 return Outcome.COMPLETED;
             }
             failure = "completed, but its mark was refused (" + mark + ")";
+            reported = LeaderOnlyRun.Outcome.REFUSED;
         }
+        job.runs().settle(run, reported);
         logger.warn(
                 "redlease: "
                         + job

@@ -8,6 +8,8 @@ import io.redlease.core.annotation.LeaderOnly;
 import io.redlease.core.scheduling.SlotJobs;
 import java.time.Duration;
 import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.scheduling.annotation.Scheduled;
 import org.springframework.stereotype.Component;
@@ -25,6 +27,8 @@ import org.springframework.stereotype.Component;
  */
 @Component
 public class SlotReport {
+
+    private static final Logger logger = LoggerFactory.getLogger(SlotReport.class);
 
     /**
      * Appends {@code slot:instance:token} to the list of slot reports unless the slot already has
@@ -75,6 +79,8 @@ public class SlotReport {
                         + fencer.token()
                         + " catchUp="
                         + slot.catchUp());
+        // The log pattern shows the run's election, token and slot (logging.pattern.correlation).
+        logger.info("building the report of slot {}", slot.time());
         Thread.sleep(buildTime.toMillis());
         long time = slot.time().toEpochMilli();
         // tag::fenced-slot-run[]

@@ -8,11 +8,17 @@ import io.redlease.boot.metrics.RedleaseMetrics;
 import io.redlease.boot.test.RedleaseTester;
 import io.redlease.boot.test.TestRedis;
 import io.redlease.core.Elector;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
@@ -28,6 +34,7 @@ import org.springframework.test.context.DynamicPropertySource;
             "redlease.instance-id=sample-test"
         })
 @TestRedis
+@ExtendWith(OutputCaptureExtension.class)
 class ScheduledJobApplicationTests {
 
     private static final String NAME = "{reports-test-" + System.nanoTime() + "}";
@@ -54,6 +61,24 @@ class ScheduledJobApplicationTests {
         return redis.opsForList().range(publisher.publishedKey(), 0, -1).stream()
                 .map(entry -> entry.split(":"))
                 .toList();
+    }
+
+    @Test
+    void theSlotReportLogsItsElectionTokenAndSlot(CapturedOutput output) {
+        long token = elector.token().orElseThrow();
+        // "[<election>,<token>,<slot>] ... building the report of slot <slot>", from the log
+        // pattern in application.properties and the MDC of the run.
+        Pattern line =
+                Pattern.compile(
+                        Pattern.quote("[" + NAME + "," + token + ",")
+                                + "([^\\]]+)\\] .*building the report of slot (\\S+)");
+        await().atMost(Duration.ofSeconds(30))
+                .untilAsserted(
+                        () -> {
+                            Matcher matcher = line.matcher(output.getOut());
+                            assertThat(matcher.find()).as(output.getOut()).isTrue();
+                            assertThat(matcher.group(1)).isEqualTo(matcher.group(2));
+                        });
     }
 
     @Test
