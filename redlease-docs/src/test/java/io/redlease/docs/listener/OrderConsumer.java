@@ -37,11 +37,9 @@ class OrderConsumer {
     @RabbitListener(id = "orders", queues = "orders", autoStartup = "false")
     void consume(String order) {
         Fencer fencer = leadership.requireFencer();
-        if (!fencer.eval(APPLY_ONCE, keys, order)) {
-            // Refused: a newer term exists. Throwing rejects the message, and the broker
-            // requeues it for the new leader; returning would acknowledge it: it would be lost.
-            throw new IllegalStateException("term " + fencer.token() + " is over; requeueing");
-        }
+        // Throws FenceRefusedException if a newer term exists: the message is then requeued,
+        // not acknowledged, and the new leader applies it. Returning would lose it.
+        fencer.evalOrThrow(APPLY_ONCE, keys, order);
     }
     // end::listener[]
 }

@@ -71,9 +71,7 @@ class PartitionedElectionTests {
             Fencer fencer = orders.fencer(partition).orElse(null); // null unless held here
             if (fencer != null) {
                 String state = orders.electionName(partition) + ":state"; // {orders:p<i>}:state
-                if (!fencer.hset(state, tenantId, "settled")) {
-                    throw new IllegalStateException("partition " + partition + " moved on");
-                }
+                fencer.hsetOrThrow(state, tenantId, "settled"); // throws if the partition moved on
             }
             // end::write[]
             StringRedisTemplate redis = new StringRedisTemplate(connectionFactory);

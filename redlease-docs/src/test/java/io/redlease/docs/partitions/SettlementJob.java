@@ -25,9 +25,8 @@ class SettlementJob {
         Fencer fencer = leadership.requireFencer(); // this partition's term
         // The partition's keys carry its hash tag, {billing:orders:p<i>}:
         String state = leadership.partitions("orders").electionName(partition) + ":state";
-        if (!fencer.hset(state, "settled-at", Instant.now().toString())) {
-            throw new IllegalStateException("partition " + partition + " moved on");
-        }
+        // Throws FenceRefusedException once the partition has a newer term (it moved on):
+        fencer.hsetOrThrow(state, "settled-at", Instant.now().toString());
     }
     // end::partitioned-job[]
 }

@@ -18,17 +18,16 @@ class ReportJob {
 
     ReportJob(LeadershipContext leadership, @Value("${redlease.name}") String election) {
         this.leadership = leadership;
-        this.stateKey = election + ":state"; // the election's own key: the fence guards it
+        this.stateKey = election + ":state"; // a key of the election: its fencer writes only those
     }
 
     @Scheduled(fixedDelay = 10_000)
     @LeaderOnly // runs on the leader only; skipped on every other instance
     void publish() {
         Fencer fencer = leadership.requireFencer(); // this term's fencer
-        if (!fencer.hset(stateKey, "last-run", Instant.now().toString())) {
-            // Refused by Redis: a newer term exists. Fail the run rather than carry on.
-            throw new IllegalStateException("term " + fencer.token() + " is over");
-        }
+        // Throws FenceRefusedException if a newer term exists: the run fails instead of
+        // passing for one that wrote.
+        fencer.hsetOrThrow(stateKey, "last-run", Instant.now().toString());
     }
 }
 // end::job[]

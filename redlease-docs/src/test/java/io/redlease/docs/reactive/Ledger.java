@@ -42,12 +42,8 @@ class Ledger {
                 .reactiveFencer() // the fencer of the subscription's term
                 .flatMap(
                         fencer ->
-                                fencer.set(settledKey, Instant.now().toString())
-                                        .flatMap(
-                                                applied ->
-                                                        applied
-                                                                ? Mono.just(fencer.token())
-                                                                : Mono.error(refused(fencer))));
+                                fencer.setOrThrow(settledKey, Instant.now().toString())
+                                        .thenReturn(fencer.token()));
     }
 
     @Scheduled(cron = "${ledger.report.cron:0 * * * * *}")
@@ -58,22 +54,11 @@ class Ledger {
                         slotAndFencer -> {
                             String slot = slotAndFencer.getT1().time().toString();
                             ReactiveFencer fencer = slotAndFencer.getT2();
-                            return fencer.eval(
-                                            RECORD_ONCE,
-                                            List.of(reportsKey, slotsKey),
-                                            slot,
-                                            "done")
-                                    .flatMap(
-                                            applied ->
-                                                    applied
-                                                            ? Mono.<Void>empty()
-                                                            : Mono.error(refused(fencer)));
+                            // Fails with FenceRefusedException if a newer term exists: the
+                            // slot then stays unmarked, and the next term runs it again.
+                            return fencer.evalOrThrow(
+                                    RECORD_ONCE, List.of(reportsKey, slotsKey), slot, "done");
                         });
-    }
-
-    /** A refused write: a newer term exists. Failing the Mono leaves the slot unmarked. */
-    private static IllegalStateException refused(ReactiveFencer fencer) {
-        return new IllegalStateException("term " + fencer.token() + " is over");
     }
 
     // end::reactive[]

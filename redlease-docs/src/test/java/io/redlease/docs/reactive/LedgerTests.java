@@ -5,10 +5,13 @@ import static org.awaitility.Awaitility.await;
 
 import io.redlease.boot.test.RedleaseTester;
 import io.redlease.core.Elections;
+import io.redlease.core.FenceRefusedException;
 import io.redlease.core.NotLeaderException;
 import io.redlease.test.RedisExtension;
 import io.redlease.test.RedisServer;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.SpringApplication;
@@ -50,6 +53,30 @@ class LedgerTests {
     }
 
     @Test
+    void aSubscriptionWhoseWriteIsRefusedFailsAndWritesNothing(RedisServer server) {
+        String name = "{ledger-refused-" + System.nanoTime() + "}";
+        // A long TTL keeps the renewal that would end the superseded term out of the test's way.
+        try (ConfigurableApplicationContext app = start(server, name, "--redlease.ttl=60s")) {
+            RedleaseTester tester =
+                    RedleaseTester.of(
+                            app.getBean(Elections.class),
+                            app.getBean(RedisConnectionFactory.class));
+            long token = tester.awaitLeadership().token();
+            Ledger ledger = app.getBean(Ledger.class);
+            tester.startNewerTerm(); // another instance won a newer term
+            StepVerifier.create(ledger.settle())
+                    .expectErrorSatisfies(
+                            error ->
+                                    assertThat(error)
+                                            .isInstanceOf(FenceRefusedException.class)
+                                            .hasMessageContaining("with token " + token))
+                    .verify(Duration.ofSeconds(10));
+            assertThat(app.getBean(StringRedisTemplate.class).hasKey(ledger.settledKey()))
+                    .isFalse();
+        }
+    }
+
+    @Test
     void theReactiveSlotJobReportsEachSlotOnce(RedisServer server) {
         String name = "{ledger-slots-" + System.nanoTime() + "}";
         try (ConfigurableApplicationContext app = start(server, name)) {
@@ -61,12 +88,15 @@ class LedgerTests {
         }
     }
 
-    private static ConfigurableApplicationContext start(RedisServer server, String name) {
-        return SpringApplication.run(
-                ReactiveApplication.class,
-                "--spring.main.web-application-type=none",
-                "--spring.data.redis.url=" + server.url(),
-                "--redlease.name=" + name,
-                "--ledger.report.cron=* * * * * *");
+    private static ConfigurableApplicationContext start(
+            RedisServer server, String name, String... more) {
+        List<String> args = new ArrayList<>(List.of(more));
+        args.addAll(
+                List.of(
+                        "--spring.main.web-application-type=none",
+                        "--spring.data.redis.url=" + server.url(),
+                        "--redlease.name=" + name,
+                        "--ledger.report.cron=* * * * * *"));
+        return SpringApplication.run(ReactiveApplication.class, args.toArray(String[]::new));
     }
 }

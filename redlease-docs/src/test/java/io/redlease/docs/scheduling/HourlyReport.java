@@ -41,10 +41,9 @@ class HourlyReport {
         Slot slot = leadership.slot().orElseThrow(); // the slot this run is for: "the 12:00 report"
         Fencer fencer = leadership.requireFencer();
         String time = slot.time().toString();
-        if (!fencer.eval(RECORD_ONCE, List.of(reportsKey, slotsKey), time, build(slot.time()))) {
-            // Refused: a newer term exists. Throwing leaves the slot unmarked for the next leader.
-            throw new IllegalStateException("term " + fencer.token() + " is over");
-        }
+        // Throws FenceRefusedException if a newer term exists: the run fails, its slot stays
+        // unmarked, and the next term runs it again.
+        fencer.evalOrThrow(RECORD_ONCE, List.of(reportsKey, slotsKey), time, build(slot.time()));
     }
 
     // end::once-per-slot[]
