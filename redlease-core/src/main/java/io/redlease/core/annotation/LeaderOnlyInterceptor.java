@@ -153,8 +153,9 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
                             term.token(),
                             SlotJobs.current().orElse(null),
                             elector.instanceId());
+            Call call = new Call(invocation);
             return term.execute(
-                    () -> runs.run(run, term::isActive, new Call(invocation)),
+                    new Named<>(() -> runs.run(run, term::isActive, call), call),
                     leaderOnly.interruptOnStepDown());
         } catch (TermEndedException ex) {
             if (ex.term() == term && ex.isBeforeStart()) {
@@ -202,6 +203,20 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
         @Override
         public String toString() {
             return new Call(invocation).toString();
+        }
+    }
+
+    /** Work named after the call it runs, in the WARN of a forced stop. */
+    record Named<T>(Callable<T> work, Call named) implements Callable<T> {
+
+        @Override
+        public T call() throws Exception {
+            return work.call();
+        }
+
+        @Override
+        public String toString() {
+            return named.toString();
         }
     }
 
