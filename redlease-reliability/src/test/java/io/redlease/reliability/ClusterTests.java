@@ -62,10 +62,29 @@ class ClusterTests {
     @Order(2)
     void hashTaggedNameAndKeysWorkAndAKeyInAnotherSlotIsRefused(TestInfo info) throws Exception {
         try (Harness harness = new Harness(info, () -> connections.cluster(cluster.nodes()))) {
-            harness.candidate("a", Workload.steady(Duration.ofMillis(5)));
-            harness.candidate("b", Workload.steady(Duration.ofMillis(5)));
+            // "no-tag-" is declared, so the key passes the client's namespace check and reaches
+            // the cluster, which refuses a script over two slots; an undeclared key never leaves.
+            harness.candidate(
+                    "a",
+                    Workload.steady(Duration.ofMillis(5)),
+                    b -> b.fencedKeyPrefixes("no-tag-"));
+            harness.candidate(
+                    "b",
+                    Workload.steady(Duration.ofMillis(5)),
+                    b -> b.fencedKeyPrefixes("no-tag-"));
             Candidate leader = harness.awaitWritingLeader(5);
             String mark = harness.control().opsForValue().get(harness.log.markKey());
+            assertThatThrownBy(
+                            () ->
+                                    leader.elector
+                                            .fencer(leader.elector.token().orElseThrow())
+                                            .eval(
+                                                    "redis.call('SET', KEYS[2], ARGV[2])",
+                                                    List.of("undeclared-key"),
+                                                    "x"))
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("undeclared-key")
+                    .hasMessageContaining("fencedKeyPrefixes");
             assertThatThrownBy(
                             () ->
                                     leader.elector

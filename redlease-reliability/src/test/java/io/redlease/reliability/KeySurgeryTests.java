@@ -143,10 +143,11 @@ class KeySurgeryTests {
     }
 
     @Test
-    void markLostWhileAStaleWriterIsParkedLetsItsWriteThrough(RedisServer server, TestInfo info)
-            throws Exception {
-        // The boundary behind "mark lost": tokens do not regress, but until the next election or
-        // fenced write restamps it, the fence has nothing to compare with.
+    void markLostWhileATermsWriterIsParkedPastItsDeadlineLosesNothing(
+            RedisServer server, TestInfo info) throws Exception {
+        // A writer of a term, parked until its successor has come and gone and the mark is lost:
+        // its write is past the term's local deadline, so it is refused without being sent, and
+        // the fence's missing mark does not matter.
         try (Harness harness = new Harness(info, server.host(), server.port())) {
             harness.direct = true;
             CountDownLatch parked = new CountDownLatch(1);
@@ -176,11 +177,56 @@ class KeySurgeryTests {
             Awaitility.await()
                     .atMost(scaled(Duration.ofSeconds(5)))
                     .until(() -> harness.history.writes("a").stream().anyMatch(w -> w.seq() == 3));
+            History.Write stale =
+                    harness.history.writes("a").stream()
+                            .filter(w -> w.seq() == 3)
+                            .findFirst()
+                            .orElseThrow();
+            assertThat(stale.outcome()).isEqualTo(History.Outcome.REJECTED);
+            Harness.assertSafe(harness.check());
+        }
+    }
+
+    @Test
+    void markLostLetsAWriteWithAnExplicitTokenThrough(RedisServer server, TestInfo info)
+            throws Exception {
+        // The boundary behind "mark lost": tokens do not regress, but until the next election or
+        // fenced write restamps it, the fence has nothing to compare with. A token handed to
+        // another process (the token-driven style) has no term there, only the time to live as
+        // its bound, so its holder's write lands.
+        try (Harness harness = new Harness(info, server.host(), server.port())) {
+            harness.direct = true;
+            Candidate a = harness.candidate("a", Workload.steady(STEADY).writesPerTerm(2));
+            Harness.awaitLeading(a, Duration.ofSeconds(5));
+            long stale = a.lastElection().token();
+            harness.awaitApplied("a", 2);
+            Candidate b = harness.candidate("b", Workload.steady(STEADY).writesPerTerm(3));
+            a.close();
+            Harness.awaitLeading(b, Duration.ofSeconds(5));
+            harness.awaitApplied("b", 3);
+            b.close();
+            long at = System.nanoTime();
+            harness.control().delete(harness.log.markKey());
+            harness.fault("mark lost while a stale token is held elsewhere", at, at);
+            // Another process's elector, which never held that term.
+            Candidate other = harness.unstarted("other", Workload.steady(STEADY), x -> {});
+            long start = System.nanoTime();
+            boolean applied = harness.log.fenced(other.elector.fencer(stale), 1000, "a");
+            harness.history.write(
+                    new History.Write(
+                            "a",
+                            stale,
+                            1000,
+                            start,
+                            System.nanoTime(),
+                            applied ? History.Outcome.APPLIED : History.Outcome.REJECTED,
+                            ""));
+            assertThat(applied).isTrue();
             // The one stale write: after b's entries in the log, with b's token in the counter,
             // sent after b's term was reported and after b's writes had completed.
             harness.assertCaught(
                     harness.check(),
-                    "mark lost while a stale writer is active",
+                    "mark lost while a stale token is held elsewhere",
                     at,
                     Kind.LOG_ORDER,
                     Kind.NEWER_TERM,

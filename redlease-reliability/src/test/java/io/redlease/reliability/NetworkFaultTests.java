@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.dao.QueryTimeoutException;
+import org.springframework.data.redis.core.RedisCallback;
 
 /**
  * Faults between one candidate and Redis, each candidate behind its own TCP proxy: a writer parked
@@ -122,8 +123,8 @@ class NetworkFaultTests {
     }
 
     @Test
-    void fencedWriteDelayedPastTheSuccessorsWritesIsRejected(RedisServer server, TestInfo info)
-            throws Exception {
+    void fencedWriteDelayedPastTheSuccessorsWritesIsUnknownToTheCallerAndRefused(
+            RedisServer server, TestInfo info) throws Exception {
         try (Harness harness = new Harness(info, server.host(), server.port())) {
             // The writer decides on its 5th write and waits there until the link is slow, so
             // that this write is surely sent over the slow link (one already on its way when
@@ -139,8 +140,8 @@ class NetworkFaultTests {
                         awaitUninterruptibly(release);
                         return true;
                     };
-            // Detached: the end of the term does not interrupt the write in flight, whose verdict
-            // is seen (like a JDBC call).
+            // Detached: the end of the term does not interrupt the write in flight; the fenced
+            // call's own bound (the term's deadline) ends the wait.
             Candidate a =
                     harness.candidate("a", Workload.steady(STEADY).gate(gate).detachedWrites());
             Harness.awaitLeading(a, Duration.ofSeconds(5));
@@ -168,9 +169,24 @@ class NetworkFaultTests {
                             .orElseThrow();
             assertThat(delayed.start() - start).isPositive();
             assertThat(delayed.start() - bElected).isNegative();
+            // No reply came within A's term: the caller is told the outcome is unknown at the
+            // deadline, before the 4 s round trip could answer.
             assertThat(delayed.outcome())
                     .as(() -> "the delayed write; " + harness.history.summary())
-                    .isEqualTo(Outcome.REJECTED);
+                    .isEqualTo(Outcome.ERROR);
+            assertThat(delayed.error()).contains("FenceOutcomeUnknownException");
+            assertThat(Duration.ofNanos(delayed.end() - delayed.start()))
+                    .isLessThan(Duration.ofMillis(4000));
+            // The write itself still reaches Redis: once the proxy holds nothing, a PING on A's
+            // connection is answered after it, so by then the fence has had its say, and the log
+            // must not hold it.
+            harness.await(
+                    "the delayed chunks delivered",
+                    Duration.ofSeconds(10),
+                    () -> a.proxy.heldChunks() == 0);
+            assertThat(a.redis.execute((RedisCallback<String>) c -> c.ping())).isEqualTo("PONG");
+            assertThat(harness.log.read(harness.control()))
+                    .noneMatch(e -> e.candidate().equals("a") && e.seq() == 5);
             Harness.assertSafe(harness.check());
         }
     }
