@@ -3,6 +3,7 @@ package io.redlease.boot.app;
 import io.redlease.core.LeadershipContext;
 import io.redlease.core.Term;
 import io.redlease.core.annotation.LeaderOnly;
+import io.redlease.core.annotation.LeaderOnlyRun;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.SpringBootConfiguration;
@@ -15,7 +16,7 @@ import org.springframework.scheduling.annotation.Scheduled;
  * One instance run in its own JVM by {@link LeaderOnlyDeadlineTests}: a scheduled {@code
  * LeaderOnly} job and a partitioned one, each firing every 20 ms. Every run prints, at its first
  * line, a line {@code DEMO|<epoch ms>|<id>|run|kind=<kind> late=<past its term's deadline>
- * token=<token>}.
+ * token=<token> partition=<partition> thread=<thread>}.
  */
 @SpringBootConfiguration
 @EnableAutoConfiguration
@@ -57,6 +58,7 @@ public class DeadlineNodeApplication {
 
         private void record(String kind) {
             Term term = leadership.term().orElseThrow();
+            LeaderOnlyRun run = LeaderOnlyRun.current();
             // Whether the run started past its term's local deadline: remaining() is zero then.
             boolean late = term.remaining().isZero();
             System.out.println(
@@ -69,7 +71,11 @@ public class DeadlineNodeApplication {
                             + " late="
                             + late
                             + " token="
-                            + term.token());
+                            + term.token()
+                            + " partition="
+                            + (run != null ? run.partition() : null)
+                            + " thread="
+                            + Thread.currentThread().getName());
         }
     }
 }

@@ -10,6 +10,8 @@ import io.redlease.test.TestTimeScale;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -20,6 +22,13 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * SIGSTOP} for longer than the TTL and then continued, several times. Its scheduler fires the runs
  * it missed at once, before or while the elector notices the deadline; none of them, scheduled or
  * partition run, may start in a term past its deadline.
+ *
+ * <p>A run reports itself late when its first line finds the term past its deadline. A freeze (or a
+ * loaded machine) can fall between the admission check and that line: the run was admitted in time
+ * and found late, once per thread; its thread's next run is checked again and refused. So each
+ * thread may report at most one late run per term (of the election or of a partition); the runs the
+ * scheduler fires at once after a freeze (88 late runs over four freezes before the check was made
+ * on every path) are many.
  */
 @ExtendWith(RedisExtension.class)
 class LeaderOnlyDeadlineTests {
@@ -100,9 +109,24 @@ class LeaderOnlyDeadlineTests {
                         .toList();
         long runs = nodes.events().stream().filter(event -> event.kind().equals("run")).count();
         System.out.printf(
-                "leader-only deadline: %d runs, %d started past their term's deadline, over %d"
+                "leader-only deadline: %d runs, %d found their term past its deadline, over %d"
                         + " freezes of %d ms (TTL %d ms)%n",
                 runs, late.size(), FREEZES, TTL.multipliedBy(2).toMillis(), TTL.toMillis());
-        assertThat(late).as("runs started past their term's deadline").isEmpty();
+        Map<List<String>, Long> perThreadAndTerm =
+                late.stream()
+                        .collect(
+                                Collectors.groupingBy(
+                                        event ->
+                                                List.of(
+                                                        event.details().get("thread"),
+                                                        event.details().get("kind"),
+                                                        event.details().get("partition"),
+                                                        event.details().get("token")),
+                                        Collectors.counting()));
+        assertThat(perThreadAndTerm.values())
+                .as(
+                        "late runs per thread and term (more than one: admitted past the deadline): %s",
+                        late)
+                .allMatch(count -> count == 1);
     }
 }
