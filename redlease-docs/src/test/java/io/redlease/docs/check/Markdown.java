@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /** Just enough of a Markdown reader for the checks: fenced blocks, links, headings, tables. */
 final class Markdown {
@@ -93,6 +94,11 @@ final class Markdown {
         return "";
     }
 
+    /** Whether the 0-based line is inside a fenced block (the fences included). */
+    boolean isCode(int line) {
+        return code[line];
+    }
+
     /** Returns the links outside fenced blocks and code spans. */
     List<Link> links() {
         List<Link> links = new ArrayList<>();
@@ -128,6 +134,44 @@ final class Markdown {
             }
         }
         return anchors;
+    }
+
+    /**
+     * A part of the file from a heading (or the start) to the next heading: its anchor ("" before
+     * the first heading), its level (0 before the first heading), its 0-based lines, and its
+     * parent, the nearest section above it with a lower level.
+     */
+    record Section(String anchor, int level, int from, int to, @Nullable Section parent) {}
+
+    /** Returns the file's sections in order. */
+    List<Section> sections() {
+        List<Section> sections = new ArrayList<>();
+        Map<String, Integer> seen = new HashMap<>();
+        String anchor = "";
+        int level = 0;
+        int from = 0;
+        Section parent = null;
+        for (int i = 0; i <= lines.size(); i++) {
+            Matcher heading = i < lines.size() && !code[i] ? HEADING.matcher(lines.get(i)) : null;
+            if (i < lines.size() && (heading == null || !heading.matches())) {
+                continue;
+            }
+            Section section = new Section(anchor, level, from, i, parent);
+            sections.add(section);
+            if (i == lines.size()) {
+                break;
+            }
+            level = lines.get(i).indexOf(' ');
+            String slug = slug(heading.group(1));
+            int count = seen.merge(slug, 1, Integer::sum);
+            anchor = count == 1 ? slug : slug + "-" + (count - 1);
+            from = i;
+            parent = section;
+            while (parent != null && parent.level() >= level) {
+                parent = parent.parent();
+            }
+        }
+        return sections;
     }
 
     /** GitHub's heading anchor: lower case, punctuation dropped, spaces made hyphens. */
