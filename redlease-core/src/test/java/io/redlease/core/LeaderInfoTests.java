@@ -53,10 +53,16 @@ class LeaderInfoTests {
         templates.close();
     }
 
+    /**
+     * The time to live of {@link #elector}'s electors: long enough that a loaded machine does not
+     * let a lease lapse between a test's steps (a 600 ms lease lapsed at load average 23).
+     */
+    private Duration ttl = Duration.ofSeconds(5);
+
     private Elector elector(String id, Observer... observers) {
         ElectorConfig.Builder builder =
                 ElectorConfig.builder(name)
-                        .ttl(Duration.ofMillis(600))
+                        .ttl(ttl)
                         .renewInterval(Duration.ofMillis(100))
                         .acquireInterval(Duration.ofMillis(100))
                         .instanceId(id);
@@ -75,6 +81,7 @@ class LeaderInfoTests {
 
     @Test
     void followersReadTheAdvertisedMetadataBeforeTheLeadersOwnObserversRun() {
+        ttl = Duration.ofMillis(600);
         // Reading needs no running elector: any instance (or tool) with the name can read.
         Elector follower = elector("follower");
         List<Optional<LeaderInfo>> seenOnElected = new CopyOnWriteArrayList<>();
@@ -198,6 +205,7 @@ class LeaderInfoTests {
 
     @Test
     void theMetadataLivesAsLongAsTheLeaseAndSurvivesRenewals() {
+        ttl = Duration.ofMillis(600);
         AtomicInteger renewals = new AtomicInteger();
         Recorder recorder = new Recorder();
         Elector leader =
