@@ -23,8 +23,11 @@ import org.springframework.context.SmartLifecycle;
  */
 final class LeaderLifecycleRegistrar implements SmartLifecycle {
 
-    /** Starts just before the elections (and before any listener registry starts containers). */
-    static final int PHASE = RedleaseLifecycle.PHASE - 1;
+    /**
+     * Starts before the elections in either shutdown order (and before the web server and any
+     * listener registry starts).
+     */
+    static final int PHASE = RedleaseLifecycle.AFTER_HTTP_DRAIN_PHASE - 1;
 
     private final LeaderOnlyLifecycleBeanPostProcessor beans;
 
