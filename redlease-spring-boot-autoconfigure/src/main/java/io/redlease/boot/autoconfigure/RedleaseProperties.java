@@ -53,9 +53,9 @@ public class RedleaseProperties {
     private boolean keepAlive = true;
 
     /**
-     * When the elections step down on shutdown: BEFORE_HTTP_DRAIN stops their leader-only work and
+     * When the elections step down on shutdown: before-http-drain stops their leader-only work and
      * releases their leases before the web server's graceful shutdown waits for requests in flight,
-     * so a successor takes over at once; AFTER_HTTP_DRAIN keeps leading until that wait is over,
+     * so a successor takes over at once; after-http-drain keeps leading until that wait is over,
      * for applications that serve leader-only work over HTTP.
      */
     private ShutdownOrder shutdownOrder = ShutdownOrder.BEFORE_HTTP_DRAIN;
