@@ -61,6 +61,13 @@ public class RedleaseProperties {
     private ShutdownOrder shutdownOrder = ShutdownOrder.BEFORE_HTTP_DRAIN;
 
     /**
+     * Whether a follower opens the broker connection of its leader-only RabbitMQ listener
+     * containers at startup, so that a container starts without a connection handshake when this
+     * instance is elected.
+     */
+    private boolean warmStandby = true;
+
+    /**
      * How long an election waits for its connection to Redis before its first acquire; connecting
      * does not count against the acquire's own timeout.
      */
@@ -158,6 +165,14 @@ public class RedleaseProperties {
 
     public void setKeepAlive(boolean keepAlive) {
         this.keepAlive = keepAlive;
+    }
+
+    public boolean isWarmStandby() {
+        return warmStandby;
+    }
+
+    public void setWarmStandby(boolean warmStandby) {
+        this.warmStandby = warmStandby;
     }
 
     public ShutdownOrder getShutdownOrder() {
