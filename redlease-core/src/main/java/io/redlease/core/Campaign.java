@@ -83,6 +83,14 @@ final class Campaign {
     /** A release was announced while this follower was not sleeping: retry at once if it lost. */
     private boolean wakeRequested;
 
+    /**
+     * The follower's report (its {@code onFollower} and first outcome), held while its release
+     * subscription is still being made; see {@link #reportFollower}.
+     */
+    private @Nullable Runnable heldReport;
+
+    private @Nullable ScheduledFuture<?> heldReportTimer;
+
     final Subscription subscription;
 
     Campaign(Elector elector, @Nullable LeaderTask task, ElectorRuntime runtime) {
@@ -291,8 +299,44 @@ final class Campaign {
         }
     }
 
+    /**
+     * Reports this run a follower: at once, unless its release subscription is still being made;
+     * then once it is in place (so that a follower that reports itself hears the next release),
+     * fails, or the connect timeout has passed, whichever comes first. A term won meanwhile drops
+     * the report. On the loop.
+     */
+    void reportFollower(Runnable report) {
+        if (!subscription.firstSubscribing()) {
+            report.run();
+            return;
+        }
+        heldReport = report;
+        heldReportTimer = schedule(this::releaseReport, config.connectTimeout().toNanos());
+    }
+
+    /** Delivers a held follower report, if any. On the loop. */
+    void releaseReport() {
+        Runnable report = heldReport;
+        dropReport();
+        if (report != null && !leadership.leading() && phase != Phase.STOPPED) {
+            report.run();
+            firstOutcome.complete(false);
+        }
+    }
+
+    private void dropReport() {
+        heldReport = null;
+        ScheduledFuture<?> pending = heldReportTimer;
+        if (pending != null) {
+            pending.cancel(false);
+            heldReportTimer = null;
+        }
+    }
+
     void sleep(long delay) {
-        firstOutcome.complete(false);
+        if (heldReport == null) {
+            firstOutcome.complete(false);
+        }
         if (stopRequested()) {
             finish();
             return;
@@ -304,6 +348,7 @@ final class Campaign {
     // Leading and stepping down: the term's own state lives in Leadership.
 
     void lead(long token, long acquiredAt) {
+        dropReport();
         phase = Phase.LEADING;
         leadership.lead(token, acquiredAt);
         firstOutcome.complete(true);
@@ -362,6 +407,7 @@ final class Campaign {
             return;
         }
         phase = Phase.STOPPED;
+        dropReport();
         firstOutcome.complete(false);
         cancelTimer();
         roundTrips.forget();

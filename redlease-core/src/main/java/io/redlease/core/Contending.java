@@ -188,7 +188,8 @@ final class Contending {
             wasFollower = true;
             String holder = reply.holder();
             Observer observer = campaign.elector.observer();
-            campaign.notify("onFollower", () -> observer.onFollower(holder));
+            campaign.reportFollower(
+                    () -> campaign.notify("onFollower", () -> observer.onFollower(holder)));
         }
         campaign.onLost(holderTtl);
     }

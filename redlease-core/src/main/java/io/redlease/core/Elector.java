@@ -429,8 +429,10 @@ public final class Elector implements AutoCloseable {
      * to live (and the acquire timeout, with replica acknowledgement): with true when it won a term
      * ({@link #isLeader()} is true by then, unless the term has already ended), false when another
      * instance holds the lease, the connection or the attempt failed (the run backs off and tries
-     * again), or the run stopped. Completed with false when not running. Completing the returned
-     * future has no effect on the run.
+     * again), or the run stopped. A follower's false waits until its release subscription is in
+     * place (so a release after it is heard), has failed, or the connect timeout has passed.
+     * Completed with false when not running. Completing the returned future has no effect on the
+     * run.
      */
     public CompletableFuture<Boolean> firstOutcome() {
         return runs.firstOutcome();

@@ -46,8 +46,10 @@ public interface Observer {
 
     /**
      * Called when an acquire attempt finds the lease held by another instance: once after the
-     * elector starts and again only after a term this instance won. The default calls {@link
-     * #onFollower()}.
+     * elector starts and again only after a term this instance won. A follower whose release
+     * subscription is still being made reports itself once the subscription is in place (so that it
+     * hears the next release), has failed, or the connect timeout has passed; a term won meanwhile
+     * comes without it. The default calls {@link #onFollower()}.
      *
      * @param holder the instance id of the lease's holder (a Go instance's too), as the attempt
      *     read it; null when the lease was free but this instance held back for a live candidate

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.BiConsumer;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -41,6 +42,13 @@ final class ReleaseNotifications {
 
     private static final Map<RedisConnectionFactory, ReleaseNotifications> byFactory =
             new IdentityHashMap<>();
+
+    /**
+     * Called with the channel and the instance id before a registration subscribes, on the
+     * subscribing thread; null except in this package's tests, which hold a subscription back (or
+     * fail it) with it.
+     */
+    static volatile @Nullable BiConsumer<String, String> beforeSubscribe;
 
     private final RedisConnectionFactory factory;
 
@@ -278,6 +286,10 @@ final class ReleaseNotifications {
          * @throws RuntimeException if subscribing failed; call again later
          */
         void subscribe() {
+            BiConsumer<String, String> hook = beforeSubscribe;
+            if (hook != null) {
+                hook.accept(topic.getTopic(), new String(ownId, StandardCharsets.UTF_8));
+            }
             notifications.subscribe(this);
         }
 

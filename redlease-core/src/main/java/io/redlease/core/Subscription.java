@@ -117,6 +117,11 @@ final class Subscription implements Registration.Listener {
         return factory instanceof LettuceConnectionFactory lettuce && lettuce.isClusterAware();
     }
 
+    /** Returns whether the run's first subscription is being made: not yet in place, not failed. */
+    boolean firstSubscribing() {
+        return state == State.SUBSCRIBING;
+    }
+
     /** Returns whether releases are being announced to this run. */
     boolean listening() {
         return state == State.LISTENING;
@@ -168,6 +173,8 @@ final class Subscription implements Registration.Listener {
         String cause = describe(failure);
         state = State.FAILED;
         off = "cannot subscribe: " + cause + "; followers poll until it succeeds";
+        // A follower waiting for its subscription reports itself now; it polls meanwhile.
+        campaign.releaseReport();
         if (!warned) {
             warned = true;
             Campaign.logger.warn(
@@ -230,8 +237,10 @@ final class Subscription implements Registration.Listener {
                             + campaign.elector.name()
                             + "' are back");
         }
-        // A release announced before the subscription took effect was not heard: a follower
-        // looks at the lease once more now, unless it is backing off.
+        // A follower that waited for its subscription reports itself now; a release announced
+        // before the subscription took effect was not heard: a follower looks at the lease once
+        // more now, unless it is backing off.
+        campaign.releaseReport();
         if (!campaign.backingOff()) {
             campaign.wakeOnLoop();
         }

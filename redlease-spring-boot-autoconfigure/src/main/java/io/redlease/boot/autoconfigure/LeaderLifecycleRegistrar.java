@@ -7,9 +7,12 @@ import io.redlease.core.Elections;
 import io.redlease.core.Elector;
 import io.redlease.core.UnknownElectionException;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.context.Lifecycle;
@@ -23,8 +26,13 @@ import org.springframework.context.SmartLifecycle;
  */
 final class LeaderLifecycleRegistrar implements SmartLifecycle {
 
-    /** Starts just before the elections (and before any listener registry starts containers). */
-    static final int PHASE = RedleaseLifecycle.PHASE - 1;
+    /**
+     * Starts before the elections in either shutdown order (and before the web server and any
+     * listener registry starts).
+     */
+    static final int PHASE = RedleaseLifecycle.AFTER_HTTP_DRAIN_PHASE - 1;
+
+    private static final Log logger = LogFactory.getLog("io.redlease.lifecycle");
 
     private final LeaderOnlyLifecycleBeanPostProcessor beans;
 
@@ -39,6 +47,9 @@ final class LeaderLifecycleRegistrar implements SmartLifecycle {
     private final @Nullable ConfigurableListableBeanFactory beanFactory;
 
     private boolean registered;
+
+    /** Warm-ups of the listener containers registered, by container id; see {@link #warmUp}. */
+    private final Map<String, Runnable> warmUps = new LinkedHashMap<>();
 
     private volatile boolean running;
 
@@ -62,6 +73,7 @@ final class LeaderLifecycleRegistrar implements SmartLifecycle {
         if (!registered) {
             register();
             registered = true;
+            warmUp();
         }
         running = true;
     }
@@ -248,7 +260,51 @@ final class LeaderLifecycleRegistrar implements SmartLifecycle {
             }
             holder.hold();
             lifecycles.register(electionId, id, container);
+            if (properties.isWarmStandby()) {
+                Runnable warmUp =
+                        ListenerContainers.warmUp(
+                                container, LeaderLifecycleRegistrar.class.getClassLoader());
+                if (warmUp != null) {
+                    warmUps.put(id, warmUp);
+                }
+            }
         }
+    }
+
+    /**
+     * Opens the broker connections of the leader-only listener containers on a thread of its own
+     * ({@code redlease.warm-standby}), so a follower's container starts without a connection
+     * handshake when elected and a broker that is slow or down delays neither startup nor the
+     * election; a failure is logged at WARN, and the container connects when it starts.
+     */
+    private void warmUp() {
+        if (warmUps.isEmpty()) {
+            return;
+        }
+        Map<String, Runnable> pending = new LinkedHashMap<>(warmUps);
+        warmUps.clear();
+        Thread thread =
+                new Thread(
+                        () ->
+                                pending.forEach(
+                                        (id, warmUp) -> {
+                                            try {
+                                                warmUp.run();
+                                            } catch (RuntimeException ex) {
+                                                logger.warn(
+                                                        "redlease: could not open the broker"
+                                                                + " connection of the leader-only"
+                                                                + " listener container '"
+                                                                + id
+                                                                + "' ahead of election ("
+                                                                + ex
+                                                                + "); it connects when this"
+                                                                + " instance is elected");
+                                            }
+                                        }),
+                        "redlease-warm-standby");
+        thread.setDaemon(true);
+        thread.start();
     }
 
     @Override

@@ -45,6 +45,20 @@ final class ListenerContainers {
 
     private ListenerContainers() {}
 
+    /**
+     * Returns what opens a listener container's broker connection ahead of its start: for a
+     * RabbitMQ container, a connection of its connection factory, closed again (a caching
+     * connection factory, Boot's default, keeps it open for the container); null for others.
+     */
+    static @Nullable Runnable warmUp(SmartLifecycle container, ClassLoader classLoader) {
+        if (ClassUtils.isPresent(
+                "org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer",
+                classLoader)) {
+            return Rabbit.warmUp(container);
+        }
+        return null;
+    }
+
     /** Returns the registries that are both on the class path and beans of the application. */
     static List<Registry> registries(ListableBeanFactory beanFactory, ClassLoader classLoader) {
         List<Registry> registries = new ArrayList<>();
@@ -65,6 +79,18 @@ final class ListenerContainers {
     }
 
     private static final class Rabbit {
+
+        static @Nullable Runnable warmUp(SmartLifecycle container) {
+            if (!(container
+                    instanceof
+                    org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer
+                            rabbit)) {
+                return null;
+            }
+            org.springframework.amqp.rabbit.connection.ConnectionFactory connections =
+                    rabbit.getConnectionFactory();
+            return () -> connections.createConnection().close();
+        }
 
         static void add(ListableBeanFactory beanFactory, List<Registry> registries) {
             for (org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry registry :

@@ -10,9 +10,10 @@ import org.springframework.context.SmartLifecycle;
 
 /**
  * Starts the partitioned elections once the application context is refreshed and stops them on
- * shutdown, in the phase of the elections (after the task scheduler stopped): each leaves the
- * member set, drains the work of its partitions' terms and releases their leases, so the other
- * instances take the partitions over at their next balancing round.
+ * shutdown, in the phase of the elections ({@code redlease.shutdown-order}, after the task
+ * scheduler stopped): each leaves the member set, drains the work of its partitions' terms and
+ * releases their leases, so the other instances take the partitions over at their next balancing
+ * round.
  */
 final class PartitionsLifecycle implements SmartLifecycle {
 
@@ -20,11 +21,14 @@ final class PartitionsLifecycle implements SmartLifecycle {
 
     private final Predicate<String> autoStartup;
 
+    private final int phase;
+
     private volatile boolean running;
 
-    PartitionsLifecycle(Elections elections, Predicate<String> autoStartup) {
+    PartitionsLifecycle(Elections elections, Predicate<String> autoStartup, int phase) {
         this.elections = elections;
         this.autoStartup = autoStartup;
+        this.phase = phase;
     }
 
     @Override
@@ -78,6 +82,6 @@ final class PartitionsLifecycle implements SmartLifecycle {
 
     @Override
     public int getPhase() {
-        return RedleaseLifecycle.PHASE;
+        return phase;
     }
 }

@@ -170,8 +170,13 @@ public final class RedleaseAutoConfiguration {
     @Bean
     @ConditionalOnBean(value = Elections.class, search = SearchStrategy.CURRENT)
     PartitionsLifecycle redleasePartitionsLifecycle(
-            Elections elections, PartitionedElectionFactory partitionsFactory) {
-        return new PartitionsLifecycle(elections, partitionsFactory::autoStartup);
+            Elections elections,
+            PartitionedElectionFactory partitionsFactory,
+            RedleaseProperties properties) {
+        return new PartitionsLifecycle(
+                elections,
+                partitionsFactory::autoStartup,
+                RedleaseLifecycle.phase(properties.getShutdownOrder()));
     }
 
     @Bean
@@ -183,7 +188,10 @@ public final class RedleaseAutoConfiguration {
     @Bean
     @ConditionalOnBean(value = Elections.class, search = SearchStrategy.CURRENT)
     RedleaseLifecycle redleaseLifecycle(
-            Elections elections, ElectorFactory electorFactory, ObjectProvider<LeaderTask> tasks) {
+            Elections elections,
+            ElectorFactory electorFactory,
+            ObjectProvider<LeaderTask> tasks,
+            RedleaseProperties properties) {
         List<LeaderTask> leaderTasks = tasks.orderedStream().toList();
         LeaderTask mainTask =
                 switch (leaderTasks.size()) {
@@ -192,7 +200,11 @@ public final class RedleaseAutoConfiguration {
                     default -> new CompositeLeaderTask(leaderTasks);
                 };
         return new RedleaseLifecycle(
-                elections, electorFactory::autoStartup, mainTask, electorFactory.phaseTimeout());
+                elections,
+                electorFactory::autoStartup,
+                mainTask,
+                electorFactory.phaseTimeout(),
+                RedleaseLifecycle.phase(properties.getShutdownOrder()));
     }
 
     @Bean

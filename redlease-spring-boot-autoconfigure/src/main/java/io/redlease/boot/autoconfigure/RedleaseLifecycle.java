@@ -30,14 +30,27 @@ import org.springframework.context.SmartLifecycle;
  * first failure (a refused connection at once, a server that does not answer at the connect
  * timeout).
  *
- * <p>Its phase is below the task scheduler's and the web server's graceful shutdown, so on shutdown
- * they stop first; then each elector admits no new leader-only calls, waits for those in flight,
- * ends its term and releases the lease, so a successor starts promptly and no two runs overlap.
+ * <p>Its phase ({@code redlease.shutdown-order}) is below the task scheduler's and the listener
+ * registries', so on shutdown they stop first; then each elector admits no new leader-only calls,
+ * waits for those in flight, ends its term and releases the lease, so a successor starts promptly
+ * and no two runs overlap. By default that happens before the web server's graceful shutdown waits
+ * for requests in flight ({@link #PHASE}); with {@code after-http-drain} after it ({@link
+ * #AFTER_HTTP_DRAIN_PHASE}). Either way the elections start after the web server, before the
+ * application reports itself ready.
  */
 final class RedleaseLifecycle implements SmartLifecycle {
 
-    /** Stops after the task scheduler (default phase) and the web server's graceful shutdown. */
-    static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 2048;
+    /**
+     * Stops after the task scheduler and the listener registries (default phase), before the web
+     * server's graceful shutdown ({@code DEFAULT_PHASE - 1024}).
+     */
+    static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 512;
+
+    /**
+     * Stops after the web server's graceful shutdown, in the phase that stops the web server
+     * ({@code DEFAULT_PHASE - 2048}).
+     */
+    static final int AFTER_HTTP_DRAIN_PHASE = SmartLifecycle.DEFAULT_PHASE - 2048;
 
     private static final Log logger = LogFactory.getLog(LoggingObserver.LOGGER);
 
@@ -48,6 +61,8 @@ final class RedleaseLifecycle implements SmartLifecycle {
     private final @Nullable LeaderTask mainTask;
 
     private final Duration startupBudget;
+
+    private final int phase;
 
     private volatile boolean running;
 
@@ -62,10 +77,28 @@ final class RedleaseLifecycle implements SmartLifecycle {
             Predicate<String> autoStartup,
             @Nullable LeaderTask mainTask,
             Duration startupBudget) {
+        this(elections, autoStartup, mainTask, startupBudget, PHASE);
+    }
+
+    RedleaseLifecycle(
+            Elections elections,
+            Predicate<String> autoStartup,
+            @Nullable LeaderTask mainTask,
+            Duration startupBudget,
+            int phase) {
         this.elections = elections;
         this.autoStartup = autoStartup;
         this.mainTask = mainTask;
         this.startupBudget = startupBudget;
+        this.phase = phase;
+    }
+
+    /** Returns the phase of the elections' lifecycles for a shutdown order. */
+    static int phase(RedleaseProperties.ShutdownOrder order) {
+        return switch (order) {
+            case BEFORE_HTTP_DRAIN -> PHASE;
+            case AFTER_HTTP_DRAIN -> AFTER_HTTP_DRAIN_PHASE;
+        };
     }
 
     @Override
@@ -146,6 +179,6 @@ final class RedleaseLifecycle implements SmartLifecycle {
 
     @Override
     public int getPhase() {
-        return PHASE;
+        return phase;
     }
 }

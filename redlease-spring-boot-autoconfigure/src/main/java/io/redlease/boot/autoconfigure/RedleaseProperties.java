@@ -53,6 +53,21 @@ public class RedleaseProperties {
     private boolean keepAlive = true;
 
     /**
+     * When the elections step down on shutdown: before-http-drain stops their leader-only work and
+     * releases their leases before the web server's graceful shutdown waits for requests in flight,
+     * so a successor takes over at once; after-http-drain keeps leading until that wait is over,
+     * for applications that serve leader-only work over HTTP.
+     */
+    private ShutdownOrder shutdownOrder = ShutdownOrder.BEFORE_HTTP_DRAIN;
+
+    /**
+     * Whether a follower opens the broker connection of its leader-only RabbitMQ listener
+     * containers at startup, so that a container starts without a connection handshake when this
+     * instance is elected.
+     */
+    private boolean warmStandby = true;
+
+    /**
      * How long an election waits for its connection to Redis before its first acquire; connecting
      * does not count against the acquire's own timeout.
      */
@@ -152,6 +167,22 @@ public class RedleaseProperties {
         this.keepAlive = keepAlive;
     }
 
+    public boolean isWarmStandby() {
+        return warmStandby;
+    }
+
+    public void setWarmStandby(boolean warmStandby) {
+        this.warmStandby = warmStandby;
+    }
+
+    public ShutdownOrder getShutdownOrder() {
+        return shutdownOrder;
+    }
+
+    public void setShutdownOrder(ShutdownOrder shutdownOrder) {
+        this.shutdownOrder = shutdownOrder;
+    }
+
     public Duration getConnectTimeout() {
         return connectTimeout;
     }
@@ -232,6 +263,19 @@ public class RedleaseProperties {
         public void setRole(String role) {
             this.role = role;
         }
+    }
+
+    /** When the elections step down on shutdown, relative to the web server's graceful drain. */
+    public enum ShutdownOrder {
+
+        /**
+         * Step down and release the leases before the web server's graceful shutdown waits for the
+         * requests in flight.
+         */
+        BEFORE_HTTP_DRAIN,
+
+        /** Step down and release the leases after the web server's graceful shutdown. */
+        AFTER_HTTP_DRAIN
     }
 
     /** Leader-only lifecycles of an election. */

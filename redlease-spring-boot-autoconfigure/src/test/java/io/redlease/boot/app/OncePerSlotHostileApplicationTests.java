@@ -265,7 +265,10 @@ class OncePerSlotHostileApplicationTests {
         }
     }
 
-    /** Starts in the web server's phase and takes as long as a web server can. */
+    /**
+     * Starts after the elections and before the scheduler (as a listener registry or any lifecycle
+     * of a phase between theirs would) and takes its time.
+     */
     static class SlowStart implements SmartLifecycle {
 
         private final Elections elections;
@@ -299,8 +302,8 @@ class OncePerSlotHostileApplicationTests {
 
         @Override
         public int getPhase() {
-            // WebServerApplicationContext.START_STOP_LIFECYCLE_PHASE
-            return SmartLifecycle.DEFAULT_PHASE - 1024;
+            // Above the elections' phase (DEFAULT_PHASE - 512), below the scheduler's.
+            return SmartLifecycle.DEFAULT_PHASE - 256;
         }
     }
 

@@ -8,6 +8,8 @@ import io.redlease.core.Elector;
 import io.redlease.test.RabbitMqServer;
 import io.redlease.test.RedisExtension;
 import io.redlease.test.RedisServer;
+import io.redlease.test.TestTimeScale;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.IntStream;
@@ -16,17 +18,20 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.amqp.rabbit.connection.CachingConnectionFactory;
 import org.springframework.amqp.rabbit.core.RabbitTemplate;
 import org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.ConfigurableApplicationContext;
 
 /**
  * A RabbitMQ listener container named in {@code redlease.lifecycle.listeners}, on a real broker and
  * a real Redis: it consumes on the leader only and moves with leadership.
  */
-@ExtendWith(RedisExtension.class)
+@ExtendWith({RedisExtension.class, OutputCaptureExtension.class})
 class LeaderOnlyListenerTests {
 
     private static final RabbitMqServer rabbit = RabbitMqServer.shared();
@@ -137,5 +142,64 @@ class LeaderOnlyListenerTests {
                                         "redlease.lifecycle.listeners=orders,auto"))
                 .withStackTraceContaining("redlease.lifecycle.listeners")
                 .withStackTraceContaining("'auto' starts with the application");
+    }
+
+    private static boolean brokerConnectionOpen(ConfigurableApplicationContext context) {
+        String localPort =
+                context.getBean(CachingConnectionFactory.class)
+                        .getCacheProperties()
+                        .getProperty("localPort", "0");
+        return !"0".equals(localPort);
+    }
+
+    @Test
+    void aFollowersListenerConnectionIsOpenBeforeItIsElected() {
+        ConfigurableApplicationContext a = instance("a");
+        await().until(() -> consuming(a));
+        ConfigurableApplicationContext b = instance("b");
+
+        // Warm standby: the follower's container is stopped but its broker connection is open.
+        await().atMost(TestTimeScale.scaled(Duration.ofSeconds(20)))
+                .until(() -> brokerConnectionOpen(b));
+        assertThat(consuming(b)).isFalse();
+        assertThat(b.getBean(Elector.class).isLeader()).isFalse();
+    }
+
+    @Test
+    void withoutWarmStandbyAFollowerConnectsWhenElected() {
+        ConfigurableApplicationContext a = instance("a", "redlease.warm-standby=false");
+        await().until(() -> consuming(a));
+        ConfigurableApplicationContext b = instance("b", "redlease.warm-standby=false");
+        assertThat(b.getBean(Elector.class).firstOutcome()).isCompletedWithValue(false);
+
+        assertThat(brokerConnectionOpen(b)).isFalse();
+        a.close();
+        await().until(() -> consuming(b));
+        assertThat(brokerConnectionOpen(b)).isTrue();
+    }
+
+    @Test
+    void aBrokerThatCannotBeReachedAheadOfElectionIsAWarningNotAFailure(CapturedOutput output) {
+        server.command("SET", name + ":leader", "someone-else", "PX", "600000");
+        ConfigurableApplicationContext b = instance("b", "test.rabbit.port=" + closedPort());
+
+        await().atMost(TestTimeScale.scaled(Duration.ofSeconds(20)))
+                .until(
+                        () ->
+                                output.getOut()
+                                        .contains(
+                                                "redlease: could not open the broker connection"
+                                                        + " of the leader-only listener container"
+                                                        + " 'orders' ahead of election"));
+        assertThat(b.isActive()).isTrue();
+        assertThat(consuming(b)).isFalse();
+    }
+
+    private static int closedPort() {
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+            return socket.getLocalPort();
+        } catch (java.io.IOException ex) {
+            throw new java.io.UncheckedIOException(ex);
+        }
     }
 }
