@@ -1,0 +1,288 @@
+package io.redlease.core;
+
+import static io.redlease.test.TestTimeScale.scaled;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.redlease.core.annotation.LeaderOnly;
+import io.redlease.core.annotation.LeaderOnlyAnnotationBeanPostProcessor;
+import io.redlease.core.annotation.LeaderOnlyRun;
+import io.redlease.core.annotation.LeaderOnlyRunListener;
+import io.redlease.test.RedisExtension;
+import io.redlease.test.RedisServer;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.context.annotation.AnnotationConfigApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.Ordered;
+import org.springframework.resilience.annotation.EnableResilientMethods;
+import org.springframework.resilience.annotation.Retryable;
+import org.springframework.transaction.TransactionDefinition;
+import org.springframework.transaction.annotation.EnableTransactionManagement;
+import org.springframework.transaction.annotation.Transactional;
+import org.springframework.transaction.support.AbstractPlatformTransactionManager;
+import org.springframework.transaction.support.DefaultTransactionStatus;
+
+/**
+ * Review of issue 29 item 2 (hostile): where is the deadline check of a plain {@code @LeaderOnly}
+ * call relative to the method's first statement? The elector's clock is moved past the term's
+ * deadline (TTL 30 s, so nothing else ends the term) by something that runs between the
+ * interceptor's check and the method: advice inside {@code @LeaderOnly} (a transaction whose begin
+ * waits, a retry inside it) or a run listener. The partitioned path re-checks innermost ({@code
+ * PartitionRunGuard}); the plain path does not.
+ */
+@ExtendWith(RedisExtension.class)
+class Review29DeadlineProbeTests {
+
+    private static final Duration TTL = Duration.ofSeconds(30);
+
+    static final AtomicLong CLOCK_OFFSET = new AtomicLong();
+
+    /** How often a body started, and whether its term was active then. */
+    static final AtomicInteger BODIES = new AtomicInteger();
+
+    static final AtomicInteger BODIES_PAST_DEADLINE = new AtomicInteger();
+
+    static final AtomicReference<String> LAST_TERM = new AtomicReference<>();
+
+    private final Templates templates = new Templates();
+
+    private AnnotationConfigApplicationContext context;
+
+    private Elector elector;
+
+    private String name;
+
+    private RedisServer server;
+
+    @BeforeEach
+    void setUp(RedisServer server, TestInfo info) {
+        this.server = server;
+        this.name = Names.unique(info);
+        CLOCK_OFFSET.set(0);
+        BODIES.set(0);
+        BODIES_PAST_DEADLINE.set(0);
+    }
+
+    @AfterEach
+    void tearDown() {
+        if (context != null) {
+            context.close();
+        }
+        templates.close();
+    }
+
+    static void passTheDeadline() {
+        CLOCK_OFFSET.set(TTL.plusSeconds(1).toNanos());
+    }
+
+    /** The method's first statement: records whether its term was active. */
+    static void body(LeadershipContext leadership) {
+        BODIES.incrementAndGet();
+        Term term = leadership.term().orElseThrow();
+        LAST_TERM.set(term + " endReason=" + term.endReason());
+        if (!term.isActive()) {
+            BODIES_PAST_DEADLINE.incrementAndGet();
+        }
+    }
+
+    private void start(Class<?>... components) {
+        elector =
+                new Elector(
+                        templates.on(server),
+                        ElectorConfig.builder(name)
+                                .ttl(TTL)
+                                .renewInterval(TTL.dividedBy(3))
+                                .acquireInterval(Duration.ofMillis(100))
+                                .clock(() -> System.nanoTime() + CLOCK_OFFSET.get())
+                                .build());
+        context = new AnnotationConfigApplicationContext();
+        context.registerBean(
+                Elections.class, () -> Elections.of(Map.of(Elections.DEFAULT, elector)));
+        context.registerBean(
+                LeadershipContext.class,
+                () -> new LeadershipContext(context.getBean(Elections.class)));
+        context.register(Infrastructure.class);
+        context.register(components);
+        context.refresh();
+        elector.start();
+        await().atMost(scaled(Duration.ofSeconds(10))).until(elector::isLeader);
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class Infrastructure {
+        @Bean
+        static LeaderOnlyAnnotationBeanPostProcessor leaderOnlyPostProcessor() {
+            return new LeaderOnlyAnnotationBeanPostProcessor();
+        }
+    }
+
+    // 1. @Transactional inside @LeaderOnly (documented order), whose begin waits past the deadline
+    // (a pool that hands out its connection late, stood in for by the clock's jump).
+
+    /** A transaction manager whose begin takes longer than the term has left. */
+    static class SlowBeginTransactionManager extends AbstractPlatformTransactionManager {
+        private static final long serialVersionUID = 1L;
+
+        @Override
+        protected Object doGetTransaction() {
+            return new Object();
+        }
+
+        @Override
+        protected void doBegin(Object transaction, TransactionDefinition definition) {
+            passTheDeadline(); // the pool's wait for a connection outlasted the term
+        }
+
+        @Override
+        protected void doCommit(DefaultTransactionStatus status) {}
+
+        @Override
+        protected void doRollback(DefaultTransactionStatus status) {}
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @EnableTransactionManagement
+    static class TransactionConfig {
+        @Bean
+        SlowBeginTransactionManager transactionManager() {
+            return new SlowBeginTransactionManager();
+        }
+
+        @Bean
+        TransactionalJob transactionalJob(LeadershipContext leadership) {
+            return new TransactionalJob(leadership);
+        }
+    }
+
+    static class TransactionalJob {
+        private final LeadershipContext leadership;
+
+        TransactionalJob(LeadershipContext leadership) {
+            this.leadership = leadership;
+        }
+
+        @LeaderOnly
+        @Transactional
+        public void run() {
+            body(leadership);
+        }
+    }
+
+    @Test
+    void aLeaderOnlyMethodDoesNotStartPastTheDeadlineWhenItsTransactionBeginsLate() {
+        start(TransactionConfig.class);
+        context.getBean(TransactionalJob.class).run();
+        assertThat(BODIES_PAST_DEADLINE.get())
+                .as(
+                        "bodies started past the term's deadline (of %s started; last %s)",
+                        BODIES.get(), LAST_TERM.get())
+                .isZero();
+    }
+
+    // 2. A retry inside @LeaderOnly (Spring 7's @Retryable ordered first, like spring-retry's
+    // advisor or a resilience4j aspect, which auto-proxying applies before @LeaderOnly).
+
+    static final AtomicInteger ATTEMPTS = new AtomicInteger();
+
+    @Configuration(proxyBeanMethods = false)
+    @EnableResilientMethods(order = Ordered.HIGHEST_PRECEDENCE)
+    static class RetryConfig {
+        @Bean
+        RetryingJob retryingJob(LeadershipContext leadership) {
+            return new RetryingJob(leadership);
+        }
+    }
+
+    static class RetryingJob {
+        private final LeadershipContext leadership;
+
+        RetryingJob(LeadershipContext leadership) {
+            this.leadership = leadership;
+        }
+
+        @LeaderOnly(interruptOnStepDown = false)
+        @Retryable(maxRetries = 2, delay = 10)
+        public void run() {
+            body(leadership);
+            if (ATTEMPTS.incrementAndGet() == 1) {
+                passTheDeadline(); // the first attempt was slow, and failed
+                throw new IllegalStateException("a transient failure");
+            }
+        }
+    }
+
+    @Test
+    void aRetryInsideLeaderOnlyDoesNotStartTheMethodAgainPastTheDeadline() {
+        ATTEMPTS.set(0);
+        start(RetryConfig.class);
+        try {
+            context.getBean(RetryingJob.class).run();
+        } catch (RuntimeException ex) {
+            // a refused retry may end the call in an exception; what matters is the bodies
+        }
+        assertThat(BODIES_PAST_DEADLINE.get())
+                .as(
+                        "bodies started past the term's deadline (of %s started; last %s)",
+                        BODIES.get(), LAST_TERM.get())
+                .isZero();
+    }
+
+    // 3. A LeaderOnlyRunListener (an observation handler, a tracer) that is slow before it
+    // proceeds.
+
+    @Configuration(proxyBeanMethods = false)
+    static class ListenerConfig {
+        @Bean
+        LeaderOnlyRunListener slowListener() {
+            return new LeaderOnlyRunListener() {
+                @Override
+                public @Nullable Object around(
+                        LeaderOnlyRun run, Callable<@Nullable Object> proceed) throws Exception {
+                    passTheDeadline(); // e.g. a span exporter that blocked
+                    return proceed.call();
+                }
+            };
+        }
+
+        @Bean
+        PlainJob plainJob(LeadershipContext leadership) {
+            return new PlainJob(leadership);
+        }
+    }
+
+    static class PlainJob {
+        private final LeadershipContext leadership;
+
+        PlainJob(LeadershipContext leadership) {
+            this.leadership = leadership;
+        }
+
+        @LeaderOnly
+        public void run() {
+            body(leadership);
+        }
+    }
+
+    @Test
+    void aLeaderOnlyMethodDoesNotStartPastTheDeadlineWhenARunListenerIsSlow() {
+        start(ListenerConfig.class);
+        context.getBean(PlainJob.class).run();
+        assertThat(BODIES_PAST_DEADLINE.get())
+                .as(
+                        "bodies started past the term's deadline (of %s started; last %s)",
+                        BODIES.get(), LAST_TERM.get())
+                .isZero();
+    }
+}
