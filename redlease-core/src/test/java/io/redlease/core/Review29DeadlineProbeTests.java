@@ -285,4 +285,85 @@ class Review29DeadlineProbeTests {
                         BODIES.get(), LAST_TERM.get())
                 .isZero();
     }
+
+    // 4. @Async ordered inside @LeaderOnly (@EnableAsync(order = ...) before redlease's
+    // post-processor): the check runs on the caller's thread, the body later on the executor's.
+
+    static final java.util.concurrent.CountDownLatch EXECUTOR_FREE =
+            new java.util.concurrent.CountDownLatch(1);
+
+    @Configuration(proxyBeanMethods = false)
+    @org.springframework.scheduling.annotation.EnableAsync(order = Ordered.HIGHEST_PRECEDENCE)
+    static class AsyncConfig {
+        @Bean
+        java.util.concurrent.Executor taskExecutor() {
+            java.util.concurrent.ExecutorService single =
+                    java.util.concurrent.Executors.newSingleThreadExecutor();
+            // The executor is busy (a queue of earlier work) until the test frees it.
+            single.execute(
+                    () -> {
+                        try {
+                            EXECUTOR_FREE.await();
+                        } catch (InterruptedException ex) {
+                            Thread.currentThread().interrupt();
+                        }
+                    });
+            return single;
+        }
+
+        @Bean
+        AsyncJob asyncJob(LeadershipContext leadership) {
+            return new AsyncJob(leadership);
+        }
+    }
+
+    static class AsyncJob {
+        private final LeadershipContext leadership;
+
+        AsyncJob(LeadershipContext leadership) {
+            this.leadership = leadership;
+        }
+
+        @LeaderOnly
+        @org.springframework.scheduling.annotation.Async
+        public java.util.concurrent.CompletableFuture<Boolean> run() {
+            boolean active = leadership.term().map(Term::isActive).orElse(false);
+            BODIES.incrementAndGet();
+            LAST_TERM.set(String.valueOf(leadership.term()));
+            if (!active) {
+                BODIES_PAST_DEADLINE.incrementAndGet();
+            }
+            return java.util.concurrent.CompletableFuture.completedFuture(active);
+        }
+    }
+
+    @Test
+    void anAsyncLeaderOnlyMethodDoesNotStartPastTheDeadlineOnItsExecutor() throws Exception {
+        start(AsyncConfig.class);
+        java.util.concurrent.CompletableFuture<Boolean> result =
+                context.getBean(AsyncJob.class).run();
+        passTheDeadline(); // the executor got to the call only after the term's deadline
+        EXECUTOR_FREE.countDown();
+        Object outcome;
+        try {
+            outcome =
+                    result.get(
+                            scaled(Duration.ofSeconds(10)).toMillis(),
+                            java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.ExecutionException ex) {
+            outcome = ex.getCause();
+        }
+        System.out.println(
+                "review29: async body outcome "
+                        + outcome
+                        + " bodies "
+                        + BODIES.get()
+                        + " last "
+                        + LAST_TERM.get());
+        assertThat(BODIES_PAST_DEADLINE.get())
+                .as(
+                        "bodies started past the term's deadline (of %s started; last %s)",
+                        BODIES.get(), LAST_TERM.get())
+                .isZero();
+    }
 }
