@@ -366,4 +366,114 @@ class Review29DeadlineProbeTests {
                         BODIES.get(), LAST_TERM.get())
                 .isZero();
     }
+
+    // 5. Reactive: a Mono of a @LeaderOnly method resubscribed by the caller (retry), and one
+    // resubscribed by a reactive retry inside @LeaderOnly.
+
+    static volatile Term FIRST_TERM;
+
+    static final AtomicInteger REACTIVE_ATTEMPTS = new AtomicInteger();
+
+    static reactor.core.publisher.Mono<String> reactiveBody() {
+        return reactor.core.publisher.Mono.defer(
+                () -> {
+                    int attempt = REACTIVE_ATTEMPTS.incrementAndGet();
+                    BODIES.incrementAndGet();
+                    if (!FIRST_TERM.isActive()) {
+                        BODIES_PAST_DEADLINE.incrementAndGet();
+                        LAST_TERM.set("attempt " + attempt + " in " + FIRST_TERM);
+                    }
+                    if (attempt == 1) {
+                        passTheDeadline();
+                        return reactor.core.publisher.Mono.error(
+                                new IllegalStateException("a transient failure"));
+                    }
+                    return reactor.core.publisher.Mono.just("done");
+                });
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class ReactiveConfig {
+        @Bean
+        ReactiveJob reactiveJob() {
+            return new ReactiveJob();
+        }
+    }
+
+    static class ReactiveJob {
+        @LeaderOnly(interruptOnStepDown = false)
+        public reactor.core.publisher.Mono<String> run() {
+            return reactiveBody();
+        }
+    }
+
+    @Test
+    void aLeaderOnlyMonoResubscribedByTheCallerPastTheDeadlineDoesNotRunAgain() {
+        REACTIVE_ATTEMPTS.set(0);
+        start(ReactiveConfig.class);
+        FIRST_TERM = elector.term().orElseThrow();
+        Object outcome;
+        try {
+            outcome =
+                    context.getBean(ReactiveJob.class)
+                            .run()
+                            .retry(1)
+                            .block(scaled(Duration.ofSeconds(10)));
+        } catch (RuntimeException ex) {
+            outcome = ex;
+        }
+        System.out.println(
+                "review29: outer retry outcome "
+                        + outcome
+                        + " attempts "
+                        + REACTIVE_ATTEMPTS.get());
+        assertThat(BODIES_PAST_DEADLINE.get())
+                .as(
+                        "bodies started past the term's deadline (of %s started; last %s)",
+                        BODIES.get(), LAST_TERM.get())
+                .isZero();
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @EnableResilientMethods(order = Ordered.HIGHEST_PRECEDENCE)
+    static class ReactiveRetryConfig {
+        @Bean
+        ReactiveRetryingJob reactiveRetryingJob() {
+            return new ReactiveRetryingJob();
+        }
+    }
+
+    static class ReactiveRetryingJob {
+        @LeaderOnly(interruptOnStepDown = false)
+        @Retryable(maxRetries = 1, delay = 10)
+        public reactor.core.publisher.Mono<String> run() {
+            return reactiveBody();
+        }
+    }
+
+    @Test
+    void aReactiveRetryInsideLeaderOnlyDoesNotRunTheWorkAgainPastTheDeadline() {
+        REACTIVE_ATTEMPTS.set(0);
+        start(ReactiveRetryConfig.class);
+        FIRST_TERM = elector.term().orElseThrow();
+        Object outcome;
+        try {
+            outcome =
+                    context.getBean(ReactiveRetryingJob.class)
+                            .run()
+                            .block(scaled(Duration.ofSeconds(10)));
+        } catch (RuntimeException ex) {
+            outcome = ex;
+        }
+        System.out.println(
+                "review29: inner reactive retry outcome "
+                        + outcome
+                        + " attempts "
+                        + REACTIVE_ATTEMPTS.get());
+        assertThat(BODIES_PAST_DEADLINE.get())
+                .as(
+                        "bodies started past the term's deadline (of %s started; last %s)",
+                        BODIES.get(), LAST_TERM.get())
+                .isZero();
+    }
 }
