@@ -476,4 +476,65 @@ class Review29DeadlineProbeTests {
                         BODIES.get(), LAST_TERM.get())
                 .isZero();
     }
+
+    // 6. The same retry with the default interruptOnStepDown = true, the first attempt ending the
+    // term (past its deadline, the watchdog ends it and interrupts the thread) before it fails.
+
+    @Configuration(proxyBeanMethods = false)
+    @EnableResilientMethods(order = Ordered.HIGHEST_PRECEDENCE)
+    static class InterruptedRetryConfig {
+        @Bean
+        InterruptedRetryingJob interruptedRetryingJob(LeadershipContext leadership) {
+            return new InterruptedRetryingJob(leadership);
+        }
+    }
+
+    static class InterruptedRetryingJob {
+        private final LeadershipContext leadership;
+
+        InterruptedRetryingJob(LeadershipContext leadership) {
+            this.leadership = leadership;
+        }
+
+        @LeaderOnly
+        @Retryable(maxRetries = 2, delay = 10)
+        public void run() {
+            body(leadership);
+            if (ATTEMPTS.incrementAndGet() == 1) {
+                passTheDeadline();
+                Term term = leadership.term().orElseThrow();
+                term.isActive(); // has the watchdog end it now
+                await().atMost(scaled(Duration.ofSeconds(10)))
+                        .until(() -> term.endReason().isPresent());
+                throw new IllegalStateException(
+                        "a failure as the term ended; interrupted: "
+                                + Thread.currentThread().isInterrupted());
+            }
+        }
+    }
+
+    @Test
+    void aRetryInsideLeaderOnlyAfterTheTermEndedWithTheDefaultInterrupt() {
+        ATTEMPTS.set(0);
+        start(InterruptedRetryConfig.class);
+        Object outcome;
+        try {
+            context.getBean(InterruptedRetryingJob.class).run();
+            outcome = "returned";
+        } catch (RuntimeException ex) {
+            outcome = ex;
+        }
+        System.out.println(
+                "review29: default-interrupt retry outcome "
+                        + outcome
+                        + " attempts "
+                        + ATTEMPTS.get()
+                        + " bodies past "
+                        + BODIES_PAST_DEADLINE.get());
+        assertThat(BODIES_PAST_DEADLINE.get())
+                .as(
+                        "bodies started past the term's deadline (of %s started; last %s)",
+                        BODIES.get(), LAST_TERM.get())
+                .isZero();
+    }
 }
