@@ -27,13 +27,12 @@ import org.springframework.scheduling.annotation.Scheduled;
 import org.springframework.scheduling.concurrent.ThreadPoolTaskScheduler;
 
 /**
- * Review of issue 29 item 2 (hostile): a once-per-slot run's method is entered through {@code
- * SlotRun.Advice}, innermost, which lets the run's own call (or a retry of it by advice in front)
- * in without looking at the term. A retry inside {@code @LeaderOnly} after the first attempt
- * outlived the term's deadline starts the method again past it.
+ * A retry inside a once-per-slot {@code @LeaderOnly} method, after the first attempt outlived the
+ * term's deadline, does not start the method again: the run's term is checked again right before
+ * each attempt.
  */
 @ExtendWith(RedisExtension.class)
-class Review29SlotProbeTests {
+class OncePerSlotRetryDeadlineTests {
 
     private static final Duration TTL = Duration.ofSeconds(30);
 
