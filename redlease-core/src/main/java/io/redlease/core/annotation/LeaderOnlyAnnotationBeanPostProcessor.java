@@ -50,8 +50,10 @@ import org.springframework.util.function.SingletonSupplier;
  * must not return a primitive, and reactive methods are refused. The advice runs outside advice
  * already on the bean ({@code @Transactional}, aspects), so a follower's skipped call opens no
  * transaction; {@code @Async}, applied after it, still hands the call to its executor first, and
- * the check runs on the executing thread. The post-processor runs before {@code @Scheduled} is
- * processed so scheduled calls go through it. Declare it from a {@code static @Bean} method.
+ * the check runs on the executing thread ({@code @Async} ordered inside is refused). Innermost, a
+ * guard checks the call's term again right before each blocking method. The post-processor runs
+ * before {@code @Scheduled} is processed so scheduled calls go through it. Declare it from a {@code
+ * static @Bean} method.
  *
  * <p>Once-per-slot methods ({@code oncePerSlot = true}) are registered with the application's
  * {@link SlotJobs}, which this post-processor creates and registers as the bean {@value
