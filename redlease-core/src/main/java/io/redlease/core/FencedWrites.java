@@ -220,9 +220,9 @@ final class FencedWrites {
                     "the connection failed or was lost during the call (" + cause + ")",
                     cause);
         }
-        return cause instanceof RuntimeException runtime
-                ? runtime
-                : new IllegalStateException("redlease: a fenced call failed", cause);
+        // Anything else the call failed with (a connection factory stopped or destroyed while the
+        // application shuts down, a client failure of another kind): no verdict came back.
+        return unknown(token, "the call failed without a reply (" + cause + ")", cause);
     }
 
     /**

@@ -50,8 +50,10 @@ import org.springframework.util.function.SingletonSupplier;
  * must not return a primitive, and reactive methods are refused. The advice runs outside advice
  * already on the bean ({@code @Transactional}, aspects), so a follower's skipped call opens no
  * transaction; {@code @Async}, applied after it, still hands the call to its executor first, and
- * the check runs on the executing thread. The post-processor runs before {@code @Scheduled} is
- * processed so scheduled calls go through it. Declare it from a {@code static @Bean} method.
+ * the check runs on the executing thread ({@code @Async} ordered inside is refused). Innermost, a
+ * guard checks the call's term again right before each blocking method. The post-processor runs
+ * before {@code @Scheduled} is processed so scheduled calls go through it. Declare it from a {@code
+ * static @Bean} method.
  *
  * <p>Once-per-slot methods ({@code oncePerSlot = true}) are registered with the application's
  * {@link SlotJobs}, which this post-processor creates and registers as the bean {@value
@@ -79,11 +81,17 @@ public class LeaderOnlyAnnotationBeanPostProcessor
 
     private transient @Nullable BeanFactory factory;
 
-    /** The singleton beans with partitioned methods, by name, with their classes. */
-    private final transient Map<String, Class<?>> partitionedBeans = new ConcurrentHashMap<>();
+    /** The singleton beans with {@code @LeaderOnly} methods, by name, with their classes. */
+    private final transient Map<String, Class<?>> advisedBeans = new ConcurrentHashMap<>();
 
-    /** The partition run guard on each bean's proxy, by bean name. */
-    private final transient Map<String, Advisor> partitionGuards = new ConcurrentHashMap<>();
+    /** The run guard on each singleton bean's proxy, by bean name. */
+    private final transient Map<String, Advisor> runGuards = new ConcurrentHashMap<>();
+
+    /** The interceptor applying {@code @LeaderOnly}; null until the bean factory is set. */
+    private transient @Nullable LeaderOnlyInterceptor interceptor;
+
+    /** Whether the singletons exist: beans proxied after that are checked at each call. */
+    private transient volatile boolean singletonsInstantiated;
 
     /** The skip listeners, found once the singletons exist; none before. */
     private transient volatile List<LeaderOnlySkipListener> skipListeners = List.of();
@@ -124,14 +132,14 @@ public class LeaderOnlyAnnotationBeanPostProcessor
         Pointcut pointcut =
                 new ComposablePointcut(new AnnotationMatchingPointcut(LeaderOnly.class, true))
                         .union(new AnnotationMatchingPointcut(null, LeaderOnly.class, true));
-        this.advisor =
-                new DefaultPointcutAdvisor(
-                        pointcut,
-                        new LeaderOnlyInterceptor(
-                                lookup,
-                                jobs::returnedPublisher,
-                                new SkipReports(() -> skipListeners),
-                                runs));
+        LeaderOnlyInterceptor leaderOnly =
+                new LeaderOnlyInterceptor(
+                        lookup,
+                        jobs::returnedPublisher,
+                        new SkipReports(() -> skipListeners),
+                        runs);
+        this.interceptor = leaderOnly;
+        this.advisor = new DefaultPointcutAdvisor(pointcut, leaderOnly);
     }
 
     /** Returns the application's once-per-slot jobs. */
@@ -153,26 +161,32 @@ public class LeaderOnlyAnnotationBeanPostProcessor
             return super.postProcessAfterInitialization(bean, beanName);
         }
         Map<Method, SlotJobs.Definition> jobs = new LinkedHashMap<>();
-        boolean partitioned = validate(type, beanName, jobs);
+        validate(type, beanName, jobs);
         Object proxy = super.postProcessAfterInitialization(bean, beanName);
-        if (partitioned && isSingleton(beanName)) {
-            partitionedBeans.put(beanName, type);
-        }
-        if (partitioned && proxy instanceof Advised advised) {
-            // Innermost: the method itself runs only inside its partition's term.
-            Advisor guard = new DefaultPointcutAdvisor(PARTITIONED, partitionRunGuard());
+        boolean singleton = isSingleton(beanName);
+        if (proxy instanceof Advised advised) {
+            // Innermost: the method itself starts only inside the term its call was admitted in
+            // (for a partitioned method, its partition's), checked again right before it.
+            Advisor guard = new DefaultPointcutAdvisor(GUARDED, runGuard());
             advised.addAdvisor(guard);
-            partitionGuards.put(beanName, guard);
+            if (singleton && !singletonsInstantiated) {
+                advisedBeans.put(beanName, type);
+                runGuards.put(beanName, guard);
+            }
+        }
+        LeaderOnlyInterceptor leaderOnly = interceptor;
+        if ((!singleton || singletonsInstantiated) && leaderOnly != null) {
+            leaderOnly.lateBean(); // not seen by the startup checks: checked at each call
         }
         jobs.forEach((method, definition) -> slotJobs().register(definition, proxy, method));
         return proxy;
     }
 
     /**
-     * Finds the {@link LeaderOnlySkipListener} beans; moves each partition run guard innermost,
-     * past advice that post-processors after this one added to the end of the bean's advice, and
-     * refuses partitioned methods that asynchronous advice applied after this post-processor's (the
-     * proxies are complete once every singleton exists).
+     * Finds the {@link LeaderOnlySkipListener} beans; moves each run guard innermost, past advice
+     * that post-processors after this one added to the end of the bean's advice, and refuses
+     * methods that asynchronous advice applies to where it may not ({@link
+     * LeaderOnlyRules#asyncRefusal}; the proxies are complete once every singleton exists).
      */
     @Override
     public void afterSingletonsInstantiated() {
@@ -210,11 +224,12 @@ public class LeaderOnlyAnnotationBeanPostProcessor
         if (!(factory instanceof SingletonBeanRegistry registry)) {
             return;
         }
-        partitionedBeans.forEach(
+        singletonsInstantiated = true;
+        advisedBeans.forEach(
                 (beanName, type) -> {
                     Object bean = registry.getSingleton(beanName);
                     if (bean != null) {
-                        Advisor guard = partitionGuards.get(beanName);
+                        Advisor guard = runGuards.get(beanName);
                         if (guard != null
                                 && bean instanceof Advised advised
                                 && advised.removeAdvisor(guard)) {
@@ -225,22 +240,21 @@ public class LeaderOnlyAnnotationBeanPostProcessor
                 });
     }
 
-    /** Matches the methods that run once per owned partition. */
-    private static final Pointcut PARTITIONED =
+    /** Matches the methods the run guard checks ({@link LeaderOnlyRunGuard#guards}). */
+    private static final Pointcut GUARDED =
             new StaticMethodMatcherPointcut() {
                 @Override
                 public boolean matches(Method method, Class<?> targetClass) {
-                    LeaderOnly leaderOnly = LeaderOnlyInterceptor.find(method, targetClass);
-                    return leaderOnly != null && !leaderOnly.partitions().isEmpty();
+                    return LeaderOnlyRunGuard.guards(method, targetClass);
                 }
             };
 
-    private PartitionRunGuard partitionRunGuard() {
+    private LeaderOnlyRunGuard runGuard() {
         Supplier<Elections> lookup = elections;
         if (lookup == null) {
             throw new IllegalStateException("redlease: the post-processor has no bean factory yet");
         }
-        return new PartitionRunGuard(lookup);
+        return new LeaderOnlyRunGuard(lookup);
     }
 
     /**

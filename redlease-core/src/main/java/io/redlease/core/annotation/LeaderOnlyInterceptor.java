@@ -48,6 +48,12 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
     /** Hears of each call, around its run. */
     private final LeaderOnlyRuns runs;
 
+    /**
+     * Whether a bean with {@code @LeaderOnly} methods was proxied that the startup checks do not
+     * see (created after them, or not a singleton): then each call checks its proxy's advice.
+     */
+    private volatile boolean lateBeans;
+
     /** How each method of each target class is called, worked out once. */
     private final Map<MethodClassKey, Optional<Plan>> plans = new ConcurrentHashMap<>();
 
@@ -68,6 +74,14 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
         this.publishers = publishers;
         this.skips = skips;
         this.runs = runs;
+    }
+
+    /**
+     * Notes that a bean with {@code @LeaderOnly} methods was proxied that the startup checks do not
+     * see: from now on each call checks its proxy's advice first.
+     */
+    void lateBean() {
+        lateBeans = true;
     }
 
     /** Hears of the publisher a call of a once-per-slot reactive method returned. */
@@ -91,13 +105,15 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
             return invocation.proceed();
         }
         LeaderOnly leaderOnly = plan.leaderOnly();
-        if (!leaderOnly.partitions().isEmpty()) {
-            if (PartitionRunGuard.verify(invocation, method, targetClass, leaderOnly)
+        if (!leaderOnly.partitions().isEmpty() || lateBeans) {
+            if (LeaderOnlyRunGuard.verify(invocation, method, targetClass, leaderOnly)
                     && invocation instanceof ProxyMethodInvocation proxied) {
-                // The partition check moved innermost: call through the proxy's new chain.
+                // The run's check moved innermost: call through the proxy's new chain.
                 return AopUtils.invokeJoinpointUsingReflection(
                         proxied.getProxy(), method, invocation.getArguments());
             }
+        }
+        if (!leaderOnly.partitions().isEmpty()) {
             Elections all = elections.get();
             return PartitionedLeaderOnly.invoke(
                     invocation,

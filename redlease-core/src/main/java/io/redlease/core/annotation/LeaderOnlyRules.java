@@ -139,22 +139,24 @@ final class LeaderOnlyRules {
     }
 
     /**
-     * Refuses a partitioned method that asynchronous advice on the bean's proxy applies to,
-     * whatever annotation selects it ({@code EnableAsync(annotation = ...)}): like {@code Async},
-     * it would hand each call to another thread.
+     * Refuses a {@code @LeaderOnly} method that asynchronous advice on the bean's proxy applies to
+     * where it may not ({@link #asyncRefusal}), whatever annotation selects it ({@code
+     * EnableAsync(annotation = ...)}): like {@code Async}, it would hand each call to another
+     * thread.
      */
     static void checkNotAsync(Object bean, Class<?> type, String beanName) {
         if (!(bean instanceof Advised advised)) {
             return;
         }
+        Advisor[] advisors = advised.getAdvisors();
         for (Method method :
                 ReflectionUtils.getUniqueDeclaredMethods(
                         type, ReflectionUtils.USER_DECLARED_METHODS)) {
             LeaderOnly leaderOnly = LeaderOnlyInterceptor.find(method, type);
-            if (leaderOnly == null || leaderOnly.partitions().isEmpty() || !isAdvisable(method)) {
+            if (leaderOnly == null || !isAdvisable(method)) {
                 continue;
             }
-            String refusal = asyncRefusal(advised.getAdvisors(), method, type, leaderOnly);
+            String refusal = asyncRefusal(advisors, method, type, leaderOnly);
             if (refusal != null) {
                 throw invalid(beanName, method, refusal);
             }
@@ -162,18 +164,35 @@ final class LeaderOnlyRules {
     }
 
     /**
-     * Returns why a partitioned method may not run through the given advice, or null: asynchronous
-     * advice applies to it.
+     * Returns why a {@code @LeaderOnly} method may not run through the given advice, or null:
+     * asynchronous advice applies to a partitioned method, or sits inside {@code @LeaderOnly}'s own
+     * advice on any other method (the method would start on the executor's thread after the check,
+     * with no term bound).
      */
     static @Nullable String asyncRefusal(
             Advisor[] advisors, Method method, Class<?> type, LeaderOnly leaderOnly) {
+        boolean partitioned = !leaderOnly.partitions().isEmpty();
+        boolean inside = false;
         for (Advisor advisor : advisors) {
-            if (advisor.getAdvice() instanceof AsyncExecutionInterceptor
+            Object advice = advisor.getAdvice();
+            if (advice instanceof LeaderOnlyInterceptor) {
+                inside = true;
+            } else if (advice instanceof AsyncExecutionInterceptor
+                    && (partitioned || inside)
                     && (!(advisor instanceof PointcutAdvisor pointcut)
                             || AopUtils.canApply(pointcut.getPointcut(), type)
                                     && pointcut.getPointcut()
                                             .getMethodMatcher()
                                             .matches(method, type))) {
+                if (!partitioned) {
+                    return "runs through asynchronous advice ordered inside @LeaderOnly ("
+                            + advisor
+                            + "): the method would start on the executor's thread after the"
+                            + " leadership check, with no term bound, even past the term's"
+                            + " deadline; put @Async outside @LeaderOnly (its default order: leave"
+                            + " @EnableAsync's order unset), so that the check runs on the"
+                            + " executor's thread, or remove @Async";
+                }
                 return "sets partitions = \""
                         + leaderOnly.partitions()
                         + "\" and runs through asynchronous advice ("
