@@ -304,6 +304,25 @@ final class LeaseProtocol {
                         Long.toString(start)));
     }
 
+    /**
+     * Pauses or resumes a once-per-slot job (see {@code slot-pause.lua}); not fenced: any instance
+     * may.
+     *
+     * @return whether the state changed
+     */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    boolean pauseLedger(String ledgerKey, boolean pause, long at) {
+        Object reply =
+                redis.execute(
+                        Scripts.SLOT_PAUSE,
+                        STRING,
+                        (RedisSerializer) STRING,
+                        List.of(ledgerKey),
+                        pause ? "1" : "0",
+                        Long.toString(at));
+        return reply != null && asLong(reply) == 1;
+    }
+
     // Helpers.
 
     static void checkToken(long token) {
