@@ -114,10 +114,15 @@ class OncePerSlotControlsApplicationTests {
     }
 
     private ConfigurableApplicationContext instance(String id, Duration period) {
+        return instance(id, period, true);
+    }
+
+    private ConfigurableApplicationContext instance(String id, Duration period, boolean contend) {
         ConfigurableApplicationContext context =
                 new SpringApplicationBuilder(ControlledApplication.class)
                         .web(WebApplicationType.NONE)
                         .properties(
+                                "redlease.auto-startup=" + contend,
                                 "spring.data.redis.url=" + server.url(),
                                 "redlease.name=" + name,
                                 "redlease.instance-id=" + id,
@@ -312,6 +317,34 @@ class OncePerSlotControlsApplicationTests {
                                         .isTrue());
         assertThat(pausedGauge(b)).isZero();
         assertThat(pausedJobs(b)).isEmpty();
+        assertEachSlotRanOnce();
+    }
+
+    @Test
+    void slotsDueBeforeAResumeAreNotCaughtUpByTheNextLeader() {
+        Duration period = Duration.ofMillis(300);
+        ConfigurableApplicationContext a = instance("a", period);
+        await().atMost(WAIT).until(() -> runsBy("a").size() >= 2);
+        a.close();
+        instances.remove(a);
+        Instant lastOfA = runsBy("a").stream().map(Run::slot).max(Instant::compareTo).orElseThrow();
+
+        // An instance that does not contend pauses and resumes the job while no one leads.
+        ConfigurableApplicationContext operator = instance("operator", period, false);
+        JobControlDescriptor paused = control(operator, "pause");
+        assertThat(paused.changed()).isTrue();
+        await().atMost(WAIT).until(() -> Instant.now().isAfter(paused.pausedAt().plusSeconds(1)));
+        Instant beforeResume = Instant.now();
+        assertThat(control(operator, "resume").changed()).isTrue();
+
+        // The next leader claims the job under RUN_ALL: the slots since a's last one were due
+        // before the resume, and none of them runs.
+        ConfigurableApplicationContext c = instance("c", period);
+        await().atMost(WAIT).until(() -> runsBy("c").size() >= 2);
+        assertThat(runsBy("c")).allSatisfy(run -> assertThat(run.slot()).isAfter(beforeResume));
+        assertThat(runsBy("operator")).isEmpty();
+        assertThat(lastOfA).isBefore(beforeResume);
+        assertThat(leads(c)).isTrue();
         assertEachSlotRanOnce();
     }
 
