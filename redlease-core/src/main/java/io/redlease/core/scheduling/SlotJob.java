@@ -97,6 +97,9 @@ final class SlotJob {
     /** Whether the job is paused, as this instance last read its ledger; null before the first. */
     private volatile @Nullable Pause pause;
 
+    /** Whether a reader of {@link #pausedAt()} has had the ledger read once. */
+    private volatile boolean pauseAsked;
+
     /** When this instance last won a term of the job's election, if it was told. */
     private volatile @Nullable Elected elected;
 
@@ -455,12 +458,15 @@ final class SlotJob {
     }
 
     /**
-     * Returns when the job was paused as this instance last read it (reading it the first time);
-     * empty when it runs, null when Redis could never be read.
+     * Returns when the job was paused as this instance last read it; empty when it runs, null when
+     * it was never read. The first call reads it if nothing has yet (once: after a failure the
+     * job's own reads, at its next run or link, fill it in), so that a health check or a scrape
+     * does not wait on an unreachable Redis each time.
      */
     @Nullable Optional<Instant> pausedAt() {
         Pause known = pause;
-        if (known == null) {
+        if (known == null && !pauseAsked) {
+            pauseAsked = true;
             refreshPause();
             known = pause;
         }
