@@ -25,9 +25,12 @@ import org.springframework.test.context.DynamicPropertySource;
 @TestRedis
 class ActuatorExposureTests {
 
+    /** One name for the test: the supplier is read each time the property is. */
+    private static final String NAME = "{reports-http-" + System.nanoTime() + "}";
+
     @DynamicPropertySource
     static void election(DynamicPropertyRegistry registry) {
-        registry.add("redlease.name", () -> "{reports-http-" + System.nanoTime() + "}");
+        registry.add("redlease.name", () -> NAME);
     }
 
     @LocalServerPort private int port;

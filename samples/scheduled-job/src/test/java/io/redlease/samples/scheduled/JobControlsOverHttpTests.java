@@ -26,9 +26,12 @@ import org.springframework.test.context.DynamicPropertySource;
 @TestRedis
 class JobControlsOverHttpTests {
 
+    /** One name for the test: the supplier is read each time the property is. */
+    private static final String NAME = "{reports-controls-" + System.nanoTime() + "}";
+
     @DynamicPropertySource
     static void election(DynamicPropertyRegistry registry) {
-        registry.add("redlease.name", () -> "{reports-controls-" + System.nanoTime() + "}");
+        registry.add("redlease.name", () -> NAME);
     }
 
     @LocalServerPort private int port;
