@@ -258,6 +258,7 @@ class OncePerSlotControlsApplicationTests {
 
         // Paused from the follower, for every instance.
         JobControlDescriptor paused = control(b, "pause");
+        Instant pauseRecorded = Instant.now();
         assertThat(paused.outcome()).isEqualTo("paused");
         assertThat(paused.changed()).isTrue();
         assertThat(paused.paused()).isTrue();
@@ -287,15 +288,15 @@ class OncePerSlotControlsApplicationTests {
         assertThat(refused.refusal()).isEqualTo("paused");
         assertThat(refused.slot()).isNull();
 
-        // A run whose pause check came before the pause may finish; none starts after it.
-        assertThat(RUNS).allSatisfy(run -> assertThat(run.slot()).isBeforeOrEqualTo(pausedAt));
+        // A run whose check came before the pause was recorded may finish; none starts after it.
+        assertThat(RUNS).allSatisfy(run -> assertThat(run.slot()).isBeforeOrEqualTo(pauseRecorded));
 
         // Still paused on the successor, which catches up nothing.
         a.close();
         instances.remove(a);
         await().atMost(WAIT).until(() -> leads(b));
         await().atMost(WAIT).until(() -> slots(b, "paused") >= 3);
-        assertThat(RUNS).allSatisfy(run -> assertThat(run.slot()).isBeforeOrEqualTo(pausedAt));
+        assertThat(RUNS).allSatisfy(run -> assertThat(run.slot()).isBeforeOrEqualTo(pauseRecorded));
 
         Instant beforeResume = Instant.now();
         JobControlDescriptor resumed = control(b, "resume");
@@ -312,7 +313,7 @@ class OncePerSlotControlsApplicationTests {
                 .noneSatisfy(
                         run ->
                                 assertThat(
-                                                run.slot().isAfter(pausedAt)
+                                                run.slot().isAfter(pauseRecorded)
                                                         && !run.slot().isAfter(beforeResume))
                                         .isTrue());
         assertThat(pausedGauge(b)).isZero();
