@@ -68,7 +68,10 @@ final class SlotSchedule implements ScheduledFuture<Object> {
 
     private long generation;
 
-    /** The operators' run-now calls waiting for the scheduler. */
+    /**
+     * The operators' run-now calls waiting for the scheduler; cancelling the chain refuses them (a
+     * call already running answers with its run's outcome).
+     */
     private final Set<CompletableFuture<SlotJobs.Control>> nows = new HashSet<>();
 
     /** The thread running one of this schedule's slots, if any. */
@@ -313,8 +316,11 @@ final class SlotSchedule implements ScheduledFuture<Object> {
         @Override
         public void run() {
             try {
-                if (result.isDone()) {
-                    return; // the chain ended while it waited
+                synchronized (SlotSchedule.this) {
+                    if (result.isDone()) {
+                        return; // the chain ended while it waited
+                    }
+                    nows.remove(result); // from here on its run answers, even if cancelled
                 }
                 SlotJob.RunNow done = job.runNow(SlotSchedule.this);
                 Instant next = done.next();

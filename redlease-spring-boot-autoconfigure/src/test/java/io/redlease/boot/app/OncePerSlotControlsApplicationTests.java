@@ -23,7 +23,10 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
@@ -60,6 +63,11 @@ class OncePerSlotControlsApplicationTests {
 
     record Run(String instance, Instant slot, Instant at) {}
 
+    /** When set, a run waits on it, after counting down {@link #ENTERED}. */
+    static volatile CountDownLatch HOLD;
+
+    static volatile CountDownLatch ENTERED = new CountDownLatch(1);
+
     @SpringBootConfiguration
     @EnableAutoConfiguration
     @EnableScheduling
@@ -85,9 +93,14 @@ class OncePerSlotControlsApplicationTests {
 
         @Scheduled(fixedRateString = "${test.period}")
         @LeaderOnly(oncePerSlot = true)
-        public void tick() {
+        public void tick() throws InterruptedException {
             Slot slot = leadership.slot().orElseThrow();
             RUNS.add(new Run(instance, slot.time(), Instant.now()));
+            CountDownLatch hold = HOLD;
+            if (hold != null) {
+                ENTERED.countDown();
+                hold.await(); // until the term ends and interrupts the run
+            }
         }
     }
 
@@ -106,6 +119,7 @@ class OncePerSlotControlsApplicationTests {
                         + ":"
                         + System.nanoTime();
         RUNS.clear();
+        HOLD = null;
     }
 
     @AfterEach
@@ -227,6 +241,38 @@ class OncePerSlotControlsApplicationTests {
         assertThatExceptionOfType(InvalidEndpointRequestException.class)
                 .isThrownBy(() -> endpoint.job("jobs", JOB, "run", 0))
                 .withMessageContaining("partition must be absent");
+    }
+
+    @Test
+    void aRunNowCutShortByTheEndOfItsTermLeavesItsSlotToTheSuccessor() throws Exception {
+        // One slot a minute: the only runs are the first slot's and the ones asked for.
+        Duration period = Duration.ofMinutes(1);
+        ConfigurableApplicationContext a = instance("a", period);
+        await().atMost(WAIT).until(() -> leads(a));
+        await().atMost(WAIT).until(() -> runsBy("a").size() == 1);
+        ConfigurableApplicationContext b = instance("b", period);
+
+        ENTERED = new CountDownLatch(1);
+        HOLD = new CountDownLatch(1);
+        CompletableFuture<JobControlDescriptor> asked =
+                CompletableFuture.supplyAsync(() -> control(a, "run"));
+        assertThat(ENTERED.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+        // a's election stops mid-run: the term ends, the run is interrupted, b takes over.
+        a.getBean(Elections.class).get(Elections.DEFAULT).close();
+        JobControlDescriptor cut = asked.get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        HOLD = null;
+        assertThat(cut.outcome()).isEqualTo("failed");
+        assertThat(cut.slot()).isNotNull();
+
+        // The slot was not marked: the successor's current slot is that same one.
+        await().atMost(WAIT).until(() -> leads(b));
+        JobControlDescriptor again = control(b, "run");
+        assertThat(again.outcome()).isEqualTo("completed");
+        assertThat(again.slot()).isEqualTo(cut.slot());
+        assertThat(RUNS)
+                .filteredOn(run -> run.slot().equals(cut.slot()))
+                .extracting(Run::instance)
+                .containsExactly("a", "b");
     }
 
     @Test
