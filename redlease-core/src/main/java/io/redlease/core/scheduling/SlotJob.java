@@ -31,7 +31,8 @@ import org.springframework.aop.framework.Advised;
  *
  * <p>Before each run the job reads whether it is paused (one round trip): a paused job's slots, and
  * those that came due before its last resume, are settled without running. A follower reads it at
- * each link, so that what it shows stays current.
+ * each link (of a partitioned election's job, partition 0's only), so that what it shows stays
+ * current.
  */
 final class SlotJob {
 
@@ -258,8 +259,11 @@ final class SlotJob {
             Progress at = term == null ? null : takeOver(term, schedule, slot.minusMillis(1));
             if (term == null || at == null) {
                 // A follower keeps ticking on its own clock, for nothing that is past, and keeps
-                // what it shows of the pause current.
-                refreshPause();
+                // what it shows of the pause current (for a partitioned job, partition 0 shows
+                // it: the partitions it does not hold cost no round trip).
+                if (partition <= 0) {
+                    refreshPause();
+                }
                 Instant now = now(schedule);
                 return trigger.after(
                         trigger instanceof SlotTrigger.FixedDelay ? now : max(slot, now));

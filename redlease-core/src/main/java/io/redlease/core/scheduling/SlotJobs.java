@@ -430,32 +430,21 @@ public final class SlotJobs implements SchedulingConfigurer, Ordered {
     }
 
     /**
-     * Returns when a job was paused, as this instance last read its ledger (reading it if it never
-     * has): empty while it runs, null when the job is unknown or its ledger was never read. For a
-     * job of a partitioned election, the earliest of its partitions' pauses.
+     * Returns when a job was paused, as this instance last read its ledger (reading it once if it
+     * never has): empty while it runs, null when the job is unknown or its ledger was never read.
+     * For a job of a partitioned election, partition 0's (a pause and a resume write every
+     * partition's ledger; every instance reads partition 0's at each of its slots).
      */
     public @Nullable Optional<Instant> pausedAt(String jobId) {
         SlotJob template = byId.get(jobId);
         if (template == null) {
             return null;
         }
-        Optional<Instant> earliest = Optional.empty();
-        boolean known = false;
-        PartitionSlotJobs parts = template.partitionJobs;
-        for (SlotJob job : parts != null ? parts.jobs() : List.of(template)) {
-            if (job.isPartitioned()) {
-                continue; // not scheduled yet: no partition's ledger is read
-            }
-            Optional<Instant> at = job.pausedAt();
-            if (at == null) {
-                continue;
-            }
-            known = true;
-            if (at.isPresent() && (earliest.isEmpty() || at.get().isBefore(earliest.get()))) {
-                earliest = at;
-            }
+        if (!template.isPartitioned()) {
+            return template.pausedAt();
         }
-        return known ? earliest : null;
+        PartitionSlotJobs parts = template.partitionJobs;
+        return parts == null || parts.jobs().isEmpty() ? null : parts.jobs().get(0).pausedAt();
     }
 
     /**
