@@ -14,7 +14,6 @@ import java.time.ZoneId;
 import java.time.temporal.ChronoUnit;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.locks.ReentrantLock;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -462,19 +461,19 @@ final class SlotJob {
     }
 
     /**
-     * Returns when the job was paused as this instance last read it; empty when it runs, null when
-     * it was never read. The first call reads it if nothing has yet (once: after a failure the
-     * job's own reads, at its next run or link, fill it in), so that a health check or a scrape
-     * does not wait on an unreachable Redis each time.
+     * Returns whether the job is paused as this instance last read it; null when it was never read.
+     * The first call reads it if nothing has yet (once: after a failure the job's own reads, at its
+     * next run or link, fill it in), so that a health check or a scrape does not wait on an
+     * unreachable Redis each time.
      */
-    @Nullable Optional<Instant> pausedAt() {
+    SlotJobs.@Nullable PauseState pauseState() {
         Pause known = pause;
         if (known == null && !pauseAsked) {
             pauseAsked = true;
             refreshPause();
             known = pause;
         }
-        return known == null ? null : Optional.ofNullable(known.pausedAt);
+        return known == null ? null : new SlotJobs.PauseState(known.pausedAt);
     }
 
     /** Pauses or resumes the job on every instance; returns whether its state changed. */

@@ -430,21 +430,23 @@ public final class SlotJobs implements SchedulingConfigurer, Ordered {
     }
 
     /**
-     * Returns when a job was paused, as this instance last read its ledger (reading it once if it
-     * never has): empty while it runs, null when the job is unknown or its ledger was never read.
-     * For a job of a partitioned election, partition 0's (a pause and a resume write every
-     * partition's ledger; every instance reads partition 0's at each of its slots).
+     * Returns whether a job is paused, as this instance last read its ledger (reading it once if it
+     * never has); empty when the job is unknown or its ledger could never be read. For a job of a
+     * partitioned election, partition 0's (a pause and a resume write every partition's ledger;
+     * every instance reads partition 0's at each of its slots).
      */
-    public @Nullable Optional<Instant> pausedAt(String jobId) {
+    public Optional<PauseState> pauseState(String jobId) {
         SlotJob template = byId.get(jobId);
         if (template == null) {
-            return null;
+            return Optional.empty();
         }
         if (!template.isPartitioned()) {
-            return template.pausedAt();
+            return Optional.ofNullable(template.pauseState());
         }
         PartitionSlotJobs parts = template.partitionJobs;
-        return parts == null || parts.jobs().isEmpty() ? null : parts.jobs().get(0).pausedAt();
+        return parts == null || parts.jobs().isEmpty()
+                ? Optional.empty()
+                : Optional.ofNullable(parts.jobs().get(0).pauseState());
     }
 
     /**
@@ -458,11 +460,10 @@ public final class SlotJobs implements SchedulingConfigurer, Ordered {
         List<String> paused = new ArrayList<>();
         for (SlotJob job : byId.values()) {
             String of = job.isPartitioned() ? job.partitions() : job.electionId;
-            if (job.isPartitioned() == partitioned && of.equals(id)) {
-                Optional<Instant> at = pausedAt(job.id);
-                if (at != null && at.isPresent()) {
-                    paused.add(job.id);
-                }
+            if (job.isPartitioned() == partitioned
+                    && of.equals(id)
+                    && pauseState(job.id).filter(PauseState::paused).isPresent()) {
+                paused.add(job.id);
             }
         }
         return paused;
@@ -718,6 +719,19 @@ public final class SlotJobs implements SchedulingConfigurer, Ordered {
             @Nullable Instant lastCompletion,
             @Nullable Instant nextDueSlot,
             @Nullable Instant pausedAt) {}
+
+    /**
+     * Whether a job is paused, as an instance last read its ledger.
+     *
+     * @param pausedAt when it was paused, while it is; null while it runs
+     */
+    public record PauseState(@Nullable Instant pausedAt) {
+
+        /** Returns whether the job is paused. */
+        public boolean paused() {
+            return pausedAt != null;
+        }
+    }
 
     /**
      * What an operator's control of a job did: {@link #runNow}, {@link #pause} or {@link #resume}.

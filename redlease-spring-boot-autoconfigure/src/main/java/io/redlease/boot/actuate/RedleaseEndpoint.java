@@ -12,7 +12,6 @@ import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import org.jspecify.annotations.Nullable;
@@ -303,7 +302,7 @@ public class RedleaseEndpoint {
             throw new InvalidEndpointRequestException(
                     "redlease: unknown job '" + job + "'", SlotJobs.Refusal.UNKNOWN_JOB.value());
         }
-        Optional<Instant> pausedAt = jobs.pausedAt(job);
+        Instant pausedAt = jobs.pauseState(job).map(SlotJobs.PauseState::pausedAt).orElse(null);
         return new JobControlDescriptor(
                 control.job(),
                 control.partition(),
@@ -313,8 +312,8 @@ public class RedleaseEndpoint {
                 control.slot(),
                 control.holder(),
                 control.changed(),
-                pausedAt != null && pausedAt.isPresent(),
-                pausedAt == null ? null : pausedAt.orElse(null));
+                pausedAt != null,
+                pausedAt);
     }
 
     private static SlotJobs.Control run(SlotJobs jobs, String job, @Nullable Integer partition) {

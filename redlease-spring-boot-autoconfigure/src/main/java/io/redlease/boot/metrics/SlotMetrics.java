@@ -5,8 +5,6 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.redlease.core.scheduling.SlotJobs;
-import java.time.Instant;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -84,8 +82,7 @@ public final class SlotMetrics implements MeterBinder {
     }
 
     private static double paused(SlotJobs jobs, String job) {
-        Optional<Instant> at = jobs.pausedAt(job);
-        return at == null ? Double.NaN : at.isPresent() ? 1 : 0;
+        return jobs.pauseState(job).map(state -> state.paused() ? 1.0 : 0.0).orElse(Double.NaN);
     }
 
     private static Counter counter(MeterRegistry registry, String job, SlotJobs.Result result) {
