@@ -65,6 +65,21 @@ public final class SlotLedger {
     }
 
     /**
+     * Reads the ledger, waiting no longer than a fenced write would: for a term, until its
+     * deadline; without one, the election's time to live. One round trip.
+     *
+     * @param term the term the read is for, or null
+     * @throws FenceOutcomeUnknownException when no reply came within the bound
+     */
+    public State read(@Nullable Term term) {
+        long token = term == null ? 0 : tokenOf(term);
+        return State.of(
+                LeaseProtocol.hashOf(
+                        elector.fencedWrites()
+                                .await(elector.protocol().readHashAsync(key), token, term)));
+    }
+
+    /**
      * Has a term take over the job and reads the ledger, in one round trip: from here on, marks of
      * older terms are refused.
      *

@@ -348,7 +348,7 @@ final class SlotJob {
      */
     SlotRun.Outcome run(
             Term term, Progress at, SlotSchedule schedule, Instant slot, boolean catchUp) {
-        SlotLedger.State state = readLedger();
+        SlotLedger.State state = readLedger(term);
         at.resumed(state.resumedAt());
         if (state.paused() || (state.resumedAt() != null && !slot.isAfter(state.resumedAt()))) {
             at.settle(slot);
@@ -378,7 +378,7 @@ final class SlotJob {
             if (term == null || at == null) {
                 return new RunNow(jobs.refused(this, SlotJobs.Refusal.NOT_LEADING), null);
             }
-            SlotLedger.State state = readLedger();
+            SlotLedger.State state = readLedger(term);
             at.resumed(state.resumedAt());
             if (state.paused()) {
                 return new RunNow(jobs.refused(this, SlotJobs.Refusal.PAUSED), null);
@@ -446,6 +446,16 @@ final class SlotJob {
         return state;
     }
 
+    /**
+     * Reads the ledger for the job's scheduling, bounded like a fenced write (by the term's
+     * deadline; without a term, the time to live), and learns from it whether the job is paused.
+     */
+    SlotLedger.State readLedger(@Nullable Term term) {
+        SlotLedger.State state = ledger().read(term);
+        learnPause(state);
+        return state;
+    }
+
     /** Learns whether the job is paused from a ledger as read. */
     void learnPause(SlotLedger.State state) {
         pause = new Pause(state.pausedAt(), state.resumedAt());
@@ -454,7 +464,7 @@ final class SlotJob {
     /** Reads whether the job is paused, keeping what it knew if Redis cannot be read. */
     private void refreshPause() {
         try {
-            readLedger();
+            readLedger(null);
         } catch (RuntimeException ex) {
             logger.debug("redlease: " + this + " could not read whether it is paused", ex);
         }
