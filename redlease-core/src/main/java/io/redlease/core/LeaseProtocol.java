@@ -259,6 +259,25 @@ final class LeaseProtocol {
     }
 
     /**
+     * Reads a hash's fields and values on the election's script runner, for a caller that bounds
+     * the wait (see {@link #hashOf}).
+     */
+    CompletableFuture<List<Object>> readHashAsync(String key) {
+        return runner.run(Scripts.READ_HASH, List.of(key), List.of());
+    }
+
+    /** Returns the fields and values of a {@link #readHashAsync} reply; empty for none. */
+    static Map<String, String> hashOf(@Nullable List<Object> reply) {
+        Map<String, String> entries = new HashMap<>();
+        if (reply != null) {
+            for (int i = 0; i + 1 < reply.size(); i += 2) {
+                entries.put(text(reply.get(i)), text(reply.get(i + 1)));
+            }
+        }
+        return entries;
+    }
+
+    /**
      * Has a term take over a once-per-slot job's ledger (see {@code slot-claim.lua}); the reply
      * lists the ledger's fields and values after a 1, or is a lone 0 when the term may no longer
      * write. A fenced call: await it with {@link FencedWrites#await}.
@@ -302,6 +321,25 @@ final class LeaseProtocol {
                         Long.toString(slot),
                         Long.toString(completedAt),
                         Long.toString(start)));
+    }
+
+    /**
+     * Pauses or resumes a once-per-slot job (see {@code slot-pause.lua}); not fenced: any instance
+     * may.
+     *
+     * @return whether the state changed
+     */
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    boolean pauseLedger(String ledgerKey, boolean pause, long at) {
+        Object reply =
+                redis.execute(
+                        Scripts.SLOT_PAUSE,
+                        STRING,
+                        (RedisSerializer) STRING,
+                        List.of(ledgerKey),
+                        pause ? "1" : "0",
+                        Long.toString(at));
+        return reply != null && asLong(reply) == 1;
     }
 
     // Helpers.

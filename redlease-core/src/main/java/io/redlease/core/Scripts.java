@@ -41,6 +41,8 @@ final class Scripts {
 
     static final RedisScript<Long> SLOT_MARK = RedisScript.of(load("slot-mark.lua"), Long.class);
 
+    static final RedisScript<Long> SLOT_PAUSE = RedisScript.of(load("slot-pause.lua"), Long.class);
+
     static final RedisScript<Long> LEADER_INFO_PUBLISH =
             RedisScript.of(load("leader-info-publish.lua"), Long.class);
 

@@ -17,6 +17,10 @@ import org.jspecify.annotations.Nullable;
  * before its first run, which fences out every older term, and {@linkplain #mark marks} each slot
  * that completed. A leader whose lease lapsed cannot mark a slot even when no successor has been
  * elected yet, and the completed slot never goes backwards.
+ *
+ * <p>The ledger also holds whether the job is {@linkplain #pause paused}: any instance may pause or
+ * {@linkplain #resume resume} it (an operator's act, not fenced), and every instance reads it
+ * before each run.
  */
 public final class SlotLedger {
 
@@ -58,6 +62,21 @@ public final class SlotLedger {
     /** Reads the ledger; one round trip. */
     public State read() {
         return State.of(elector.protocol().readHash(key));
+    }
+
+    /**
+     * Reads the ledger, waiting no longer than a fenced write would: for a term, until its
+     * deadline; without one, the election's time to live. One round trip.
+     *
+     * @param term the term the read is for, or null
+     * @throws FenceOutcomeUnknownException when no reply came within the bound
+     */
+    public State read(@Nullable Term term) {
+        long token = term == null ? 0 : tokenOf(term);
+        return State.of(
+                LeaseProtocol.hashOf(
+                        elector.fencedWrites()
+                                .await(elector.protocol().readHashAsync(key), token, term)));
     }
 
     /**
@@ -147,6 +166,28 @@ public final class SlotLedger {
         return reply == 0 ? Mark.FENCED_OUT : Mark.LEASE_LOST;
     }
 
+    /**
+     * Pauses the job on every instance: from the next run on, its slots are settled without running
+     * until it is resumed. One round trip; not fenced.
+     *
+     * @param at when it is paused, on the job's clock
+     * @return whether it was running (false: it was paused already)
+     */
+    public boolean pause(Instant at) {
+        return elector.protocol().pauseLedger(key, true, at.toEpochMilli());
+    }
+
+    /**
+     * Resumes a paused job on every instance: the slots up to {@code at} stay settled (they are not
+     * caught up), the slots after it run. One round trip; not fenced.
+     *
+     * @param at when it is resumed, on the job's clock
+     * @return whether it was paused (false: nothing changed)
+     */
+    public boolean resume(Instant at) {
+        return elector.protocol().pauseLedger(key, false, at.toEpochMilli());
+    }
+
     private long tokenOf(Term term) {
         if (term.elector() != elector) {
             throw new IllegalArgumentException(
@@ -181,6 +222,8 @@ public final class SlotLedger {
      * @param since where the job's slots begin: the first claim ever recorded it
      * @param zone the time zone the job's cron slots were computed in, if they depend on one
      * @param token the term that last claimed the job or marked a slot, 0 if none
+     * @param pausedAt when the job was paused, while it is paused; null while it runs
+     * @param resumedAt when the job was last resumed, if ever: the slots up to it are settled
      */
     public record State(
             @Nullable Instant completedSlot,
@@ -188,19 +231,40 @@ public final class SlotLedger {
             @Nullable Instant epoch,
             @Nullable Instant since,
             @Nullable String zone,
-            long token) {
+            long token,
+            @Nullable Instant pausedAt,
+            @Nullable Instant resumedAt) {
 
         /** An empty ledger. */
-        public static final State EMPTY = new State(null, null, null, null, null, 0);
+        public static final State EMPTY = new State(null, null, null, null, null, 0, null, null);
+
+        /** A ledger of a job that was never paused. */
+        public State(
+                @Nullable Instant completedSlot,
+                @Nullable Instant completedAt,
+                @Nullable Instant epoch,
+                @Nullable Instant since,
+                @Nullable String zone,
+                long token) {
+            this(completedSlot, completedAt, epoch, since, zone, token, null, null);
+        }
+
+        /** Returns whether the job is paused. */
+        public boolean paused() {
+            return pausedAt != null;
+        }
 
         static State of(Map<String, String> fields) {
+            String paused = fields.get("paused");
             return new State(
                     instant(fields.get("slot")),
                     instant(fields.get("completed")),
                     instant(fields.get("epoch")),
                     instant(fields.get("since")),
                     fields.get("zone"),
-                    fields.containsKey("token") ? Long.parseLong(fields.get("token")) : 0);
+                    fields.containsKey("token") ? Long.parseLong(fields.get("token")) : 0,
+                    paused == null || paused.equals("0") ? null : instant(paused),
+                    instant(fields.get("resumed")));
         }
 
         private static @Nullable Instant instant(@Nullable String millis) {

@@ -144,6 +144,9 @@ final class FeatureRun implements AutoCloseable {
                                 term, now.minusSeconds(60), ZoneOffset.UTC, now.minusSeconds(60)));
         call("SlotLedger.mark", () -> ledger.mark(term, now, now, now.minusSeconds(60)));
         call("SlotLedger.read", ledger::read);
+        // An operator's pause and resume, from any instance: the same ledger and commands.
+        call("SlotLedger.pause", () -> ledger.pause(now));
+        call("SlotLedger.resume", () -> ledger.resume(now.plusSeconds(1)));
     }
 
     private void discovery() {

@@ -37,6 +37,9 @@ final class Progress {
      */
     @Nullable Instant until;
 
+    /** When the job was last resumed: the slots up to it are settled, never run. */
+    @Nullable Instant resumed;
+
     /** The zone the ledger's cron slots were computed in. */
     final @Nullable String zone;
 
@@ -48,17 +51,33 @@ final class Progress {
         this.since = state.since();
         this.zone = state.zone();
         this.delayFrom = state.completedAt();
+        this.resumed = state.resumedAt();
     }
 
-    /** The newest slot that is done for this term: completed, dropped, or before the job. */
+    /**
+     * The newest slot that is done for this term: completed, dropped, before the job, or before its
+     * last resume.
+     */
     @Nullable Instant handled() {
         Instant handled = since;
-        for (Instant done : new Instant[] {completedSlot, settled}) {
+        for (Instant done : new Instant[] {completedSlot, settled, resumed}) {
             if (done != null) {
                 handled = SlotJob.max(done, handled);
             }
         }
         return handled;
+    }
+
+    /** Records the job's last resume, as the ledger has it. */
+    void resumed(@Nullable Instant at) {
+        if (at != null) {
+            resumed = resumed == null ? at : SlotJob.max(at, resumed);
+        }
+    }
+
+    /** Settles a slot without running it: the job was paused when it came. */
+    void settle(Instant slot) {
+        settled = settled == null ? slot : SlotJob.max(slot, settled);
     }
 
     /** Records that the term has run or tried to run a slot. */

@@ -26,7 +26,12 @@ import org.springframework.aop.framework.Advised;
  * with the slot it was scheduled for; on the leader, the term claims the job once (reading the
  * ledger), and {@link SlotPolicy} decides what the slot means against the term's view of the
  * ledger; each run ({@link SlotRun}) is marked only if it completed while the term was active. Runs
- * of one job never overlap within an instance.
+ * of one job never overlap within an instance, an operator's run-now included.
+ *
+ * <p>Before each run the job reads whether it is paused (one round trip): a paused job's slots, and
+ * those that came due before its last resume, are settled without running. A follower reads it at
+ * each link (of a partitioned election's job, partition 0's only), so that what it shows stays
+ * current.
  */
 final class SlotJob {
 
@@ -88,6 +93,12 @@ final class SlotJob {
 
     /** The ledger as this instance last saw it, for the lag gauge. */
     private volatile SlotLedger.State known = SlotLedger.State.EMPTY;
+
+    /** Whether the job is paused, as this instance last read its ledger; null before the first. */
+    private volatile @Nullable Pause pause;
+
+    /** Whether a reader of {@link #pausedAt()} has had the ledger read once. */
+    private volatile boolean pauseAsked;
 
     /** When this instance last won a term of the job's election, if it was told. */
     private volatile @Nullable Elected elected;
@@ -246,7 +257,12 @@ final class SlotJob {
             Term term = jobs.leading(this);
             Progress at = term == null ? null : takeOver(term, schedule, slot.minusMillis(1));
             if (term == null || at == null) {
-                // A follower keeps ticking on its own clock, for nothing that is past.
+                // A follower keeps ticking on its own clock, for nothing that is past, and keeps
+                // what it shows of the pause current (for a partitioned job, partition 0 shows
+                // it: the partitions it does not hold cost no round trip).
+                if (partition <= 0) {
+                    refreshPause();
+                }
                 Instant now = now(schedule);
                 return trigger.after(
                         trigger instanceof SlotTrigger.FixedDelay ? now : max(slot, now));
@@ -307,6 +323,7 @@ final class SlotJob {
             return null;
         }
         known = state;
+        learnPause(state);
         if (zone != null && state.zone() != null) {
             // The first instance to claim the job set the zone its slots are computed in.
             schedule.rezone(ZoneId.of(state.zone()));
@@ -324,11 +341,157 @@ final class SlotJob {
         return taken;
     }
 
-    /** Runs one slot inside the term and marks it if the run completed while the term lasted. */
+    /**
+     * Runs one slot inside the term and marks it if the run completed while the term lasted; first
+     * reads whether the job is paused, and settles the slot without running it when it is, or when
+     * the slot came due before the job's last resume.
+     */
     SlotRun.Outcome run(
             Term term, Progress at, SlotSchedule schedule, Instant slot, boolean catchUp) {
+        SlotLedger.State state = readLedger(term);
+        at.resumed(state.resumedAt());
+        if (state.paused() || (state.resumedAt() != null && !slot.isAfter(state.resumedAt()))) {
+            at.settle(slot);
+            if (schedule.trigger() instanceof SlotTrigger.FixedDelay) {
+                at.delayFrom = now(schedule); // the next link comes one delay later
+            }
+            record(slot, Result.PAUSED);
+            return state.paused() ? SlotRun.Outcome.PAUSED : SlotRun.Outcome.SETTLED;
+        }
         at.attempt(slot);
         return new SlotRun(this, new Slot(id, slot, catchUp)).execute(term, at, schedule);
+    }
+
+    /**
+     * Runs the job's current slot now, for an operator, on the scheduler's thread: on the leader
+     * only, and not while the job is paused. The current slot is the oldest one the term has not
+     * handled, due or not (for a fixed delay: now); it runs and is marked exactly as a scheduled
+     * run of it would be, so no link runs it again.
+     *
+     * @return what became of it, and where the schedule's next link goes (null: leave it)
+     */
+    RunNow runNow(SlotSchedule schedule) {
+        lock.lock();
+        try {
+            Term term = jobs.leading(this);
+            Progress at = term == null ? null : takeOver(term, schedule, now(schedule));
+            if (term == null || at == null) {
+                return new RunNow(jobs.refused(this, SlotJobs.Refusal.NOT_LEADING), null);
+            }
+            SlotLedger.State state = readLedger(term);
+            at.resumed(state.resumedAt());
+            if (state.paused()) {
+                return new RunNow(jobs.refused(this, SlotJobs.Refusal.PAUSED), null);
+            }
+            SlotTrigger trigger = schedule.trigger();
+            Instant now = now(schedule);
+            Instant slot;
+            if (trigger instanceof SlotTrigger.FixedDelay) {
+                Instant done = at.completedSlot;
+                slot = done != null && !now.isAfter(done) ? done.plusMillis(1) : now;
+            } else {
+                Instant handled = at.handled();
+                slot = trigger.after(handled != null ? handled : now);
+            }
+            if (slot == null) {
+                return new RunNow(jobs.refused(this, SlotJobs.Refusal.NOT_SCHEDULED), null);
+            }
+            SlotRun.Outcome outcome = run(term, at, schedule, slot, false);
+            SlotJobs.Outcome result =
+                    switch (outcome) {
+                        case COMPLETED -> SlotJobs.Outcome.COMPLETED;
+                        case FAILED -> SlotJobs.Outcome.FAILED;
+                        default -> SlotJobs.Outcome.REFUSED;
+                    };
+            SlotJobs.Refusal refusal =
+                    switch (outcome) {
+                        case PAUSED, SETTLED -> SlotJobs.Refusal.PAUSED;
+                        case NOT_STARTED -> SlotJobs.Refusal.NOT_LEADING;
+                        default -> null;
+                    };
+            Instant next =
+                    outcome == SlotRun.Outcome.NOT_STARTED || !term.isActive()
+                            ? null
+                            : policy.next(at, schedule, slot);
+            return new RunNow(
+                    new SlotJobs.Control(
+                            id,
+                            partitionOrNull(),
+                            result,
+                            refusal,
+                            slot,
+                            null,
+                            result != SlotJobs.Outcome.REFUSED),
+                    next);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** What a run-now did, and where the schedule's next link goes (null: leave it). */
+    record RunNow(SlotJobs.Control control, @Nullable Instant next) {}
+
+    SlotJobs.Control notScheduled() {
+        return jobs.notScheduled(this);
+    }
+
+    @Nullable Integer partitionOrNull() {
+        return partition < 0 ? null : partition;
+    }
+
+    /** Reads the ledger, and learns from it whether the job is paused. */
+    SlotLedger.State readLedger() {
+        SlotLedger.State state = ledger().read();
+        learnPause(state);
+        return state;
+    }
+
+    /**
+     * Reads the ledger for the job's scheduling, bounded like a fenced write (by the term's
+     * deadline; without a term, the time to live), and learns from it whether the job is paused.
+     */
+    SlotLedger.State readLedger(@Nullable Term term) {
+        SlotLedger.State state = ledger().read(term);
+        learnPause(state);
+        return state;
+    }
+
+    /** Learns whether the job is paused from a ledger as read. */
+    void learnPause(SlotLedger.State state) {
+        pause = new Pause(state.pausedAt(), state.resumedAt());
+    }
+
+    /** Reads whether the job is paused, keeping what it knew if Redis cannot be read. */
+    private void refreshPause() {
+        try {
+            readLedger(null);
+        } catch (RuntimeException ex) {
+            logger.debug("redlease: " + this + " could not read whether it is paused", ex);
+        }
+    }
+
+    /**
+     * Returns whether the job is paused as this instance last read it; null when it was never read.
+     * The first call reads it if nothing has yet (once: after a failure the job's own reads, at its
+     * next run or link, fill it in), so that a health check or a scrape does not wait on an
+     * unreachable Redis each time.
+     */
+    SlotJobs.@Nullable PauseState pauseState() {
+        Pause known = pause;
+        if (known == null && !pauseAsked) {
+            pauseAsked = true;
+            refreshPause();
+            known = pause;
+        }
+        return known == null ? null : new SlotJobs.PauseState(known.pausedAt);
+    }
+
+    /** Pauses or resumes the job on every instance; returns whether its state changed. */
+    boolean pause(boolean pausing) {
+        Instant now = clock().instant().truncatedTo(ChronoUnit.MILLIS);
+        boolean changed = pausing ? ledger().pause(now) : ledger().resume(now);
+        refreshPause();
+        return changed;
     }
 
     /** Records a run's slot as completed, as the ledger now holds it. */
@@ -350,6 +513,10 @@ final class SlotJob {
 
     void record(Instant slot, Result result) {
         jobs.record(this, slot, result);
+    }
+
+    void record(Instant slot, Result result, long count) {
+        jobs.record(this, slot, result, count);
     }
 
     void recordMissed(Instant slot, long count, boolean atLeast) {
@@ -377,15 +544,22 @@ final class SlotJob {
     Duration lag() {
         SlotSchedule current = schedule;
         SlotLedger.State state = known;
+        Pause paused = pause;
         if (current == null || state.completedSlot() == null) {
             return Duration.ZERO;
         }
+        if (paused != null && paused.pausedAt != null) {
+            return Duration.ZERO; // held, not behind
+        }
         SlotTrigger trigger = current.trigger();
+        Instant resumed = paused == null ? null : paused.resumedAt;
         Instant next =
                 trigger.after(
-                        trigger instanceof SlotTrigger.FixedDelay
-                                ? state.completedAt()
-                                : state.completedSlot());
+                        max(
+                                trigger instanceof SlotTrigger.FixedDelay
+                                        ? state.completedAt()
+                                        : state.completedSlot(),
+                                resumed));
         Instant now = now(current);
         return next == null || !next.isBefore(now) ? Duration.ZERO : Duration.between(next, now);
     }
@@ -415,6 +589,9 @@ final class SlotJob {
     public String toString() {
         return "once-per-slot job " + id + (partition < 0 ? "" : " (partition " + partition + ")");
     }
+
+    /** Whether the job is paused (since when), and when it was last resumed, as read. */
+    private record Pause(@Nullable Instant pausedAt, @Nullable Instant resumedAt) {}
 
     /** A term this instance won, and when, on the job's clock. */
     private record Elected(long token, Instant at) {}

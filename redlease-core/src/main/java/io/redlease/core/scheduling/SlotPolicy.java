@@ -23,7 +23,8 @@ import org.jspecify.annotations.Nullable;
  * </ul>
  *
  * Dropped slots are settled for the term and counted as missed; a run stops the slots after it when
- * it does not complete.
+ * it does not complete. A paused job's slots, and those that came due before its last resume, are
+ * settled without running and counted as paused: they are never caught up.
  */
 final class SlotPolicy {
 
@@ -126,7 +127,15 @@ final class SlotPolicy {
             Term term, Progress at, SlotSchedule schedule, List<Instant> runs, boolean catchUp) {
         for (int i = 0; i < runs.size(); i++) {
             boolean own = !catchUp && i == runs.size() - 1;
-            if (job.run(term, at, schedule, runs.get(i), !own) != SlotRun.Outcome.COMPLETED) {
+            SlotRun.Outcome outcome = job.run(term, at, schedule, runs.get(i), !own);
+            if (outcome == SlotRun.Outcome.PAUSED && i < runs.size() - 1) {
+                // Paused: the rest are settled too, without reading the pause for each.
+                List<Instant> rest = runs.subList(i + 1, runs.size());
+                at.settle(rest.get(rest.size() - 1));
+                job.record(rest.get(rest.size() - 1), Result.PAUSED, rest.size());
+                return;
+            }
+            if (outcome != SlotRun.Outcome.COMPLETED && outcome != SlotRun.Outcome.SETTLED) {
                 return;
             }
         }

@@ -243,7 +243,11 @@ final class SlotRun {
         /** The slot is not marked: the run threw, was cut short, or its mark was refused. */
         FAILED,
         /** The term ended before the run could start. */
-        NOT_STARTED
+        NOT_STARTED,
+        /** Not run: the job is paused; the slot is settled. */
+        PAUSED,
+        /** Not run: the slot came due before the job's last resume; it is settled. */
+        SETTLED
     }
 
     /**

@@ -3,6 +3,9 @@ package io.redlease.core.scheduling;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.ZoneId;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Delayed;
@@ -65,6 +68,12 @@ final class SlotSchedule implements ScheduledFuture<Object> {
 
     private long generation;
 
+    /**
+     * The operators' run-now calls waiting for the scheduler; cancelling the chain refuses them (a
+     * call already running answers with its run's outcome).
+     */
+    private final Set<CompletableFuture<SlotJobs.Control>> nows = new HashSet<>();
+
     /** The thread running one of this schedule's slots, if any. */
     private volatile @Nullable Thread running;
 
@@ -97,6 +106,35 @@ final class SlotSchedule implements ScheduledFuture<Object> {
                 link(new Link(generation, true, null));
             }
         }
+    }
+
+    /**
+     * Runs the job's current slot now, for an operator, as a one-shot task on the job's scheduler
+     * (see {@link SlotJob#runNow}); the chain goes on from the slot after it.
+     *
+     * @return what became of it; refused as not scheduled if the chain ends first
+     */
+    CompletableFuture<SlotJobs.Control> runNow() {
+        CompletableFuture<SlotJobs.Control> result = new CompletableFuture<>();
+        synchronized (this) {
+            if (!ended.isDone()) {
+                try {
+                    Now now = new Now(result);
+                    scheduler.schedule(now, now);
+                    nows.add(result);
+                    result.whenComplete((control, ex) -> forget(result));
+                    return result;
+                } catch (TaskRejectedException ex) {
+                    logger.debug("redlease: " + job + " cannot run now: its scheduler refused", ex);
+                }
+            }
+        }
+        result.complete(job.notScheduled());
+        return result;
+    }
+
+    private synchronized void forget(CompletableFuture<SlotJobs.Control> now) {
+        nows.remove(now);
     }
 
     /** Returns the clock of the scheduler that runs the links. */
@@ -201,6 +239,9 @@ final class SlotSchedule implements ScheduledFuture<Object> {
         if (pending != null) {
             pending.cancel(false);
         }
+        for (CompletableFuture<SlotJobs.Control> now : List.copyOf(nows)) {
+            now.complete(job.notScheduled());
+        }
         Thread thread = running;
         if (mayInterruptIfRunning && thread != null) {
             thread.interrupt();
@@ -245,6 +286,63 @@ final class SlotSchedule implements ScheduledFuture<Object> {
     @Override
     public String toString() {
         return "SlotSchedule[" + job + "]";
+    }
+
+    /**
+     * An operator's run-now: a one-shot task on the job's scheduler (routed like the links, and
+     * learning the scheduler's clock like them) that runs the job's current slot and restarts the
+     * chain after it.
+     */
+    private final class Now implements SchedulingAwareRunnable, Trigger {
+
+        private final CompletableFuture<SlotJobs.Control> result;
+
+        private volatile boolean asked;
+
+        Now(CompletableFuture<SlotJobs.Control> result) {
+            this.result = result;
+        }
+
+        @Override
+        public @Nullable Instant nextExecution(TriggerContext context) {
+            if (asked) {
+                return null;
+            }
+            asked = true;
+            learn(context.getClock());
+            return context.getClock().instant();
+        }
+
+        @Override
+        public void run() {
+            try {
+                synchronized (SlotSchedule.this) {
+                    if (result.isDone()) {
+                        return; // the chain ended while it waited
+                    }
+                    nows.remove(result); // from here on its run answers, even if cancelled
+                }
+                SlotJob.RunNow done = job.runNow(SlotSchedule.this);
+                Instant next = done.next();
+                if (next != null && !ended.isDone()) {
+                    restart(next);
+                }
+                result.complete(done.control());
+            } catch (RuntimeException | Error ex) {
+                logger.error("redlease: " + job + " failed to run now", ex);
+                result.completeExceptionally(ex);
+            }
+        }
+
+        @Override
+        public @Nullable String getQualifier() {
+            return qualifier;
+        }
+
+        @Override
+        public String toString() {
+            return job + " run now";
+        }
     }
 
     /**

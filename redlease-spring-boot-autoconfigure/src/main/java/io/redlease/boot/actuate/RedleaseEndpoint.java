@@ -12,6 +12,8 @@ import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import org.jspecify.annotations.Nullable;
 import org.springframework.boot.actuate.endpoint.Access;
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
@@ -32,12 +34,19 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
  * may have), mapping each partitioned election id to a summary: name, partition count, members and
  * the partitions owned here. It reads no partition holders; the per-id path does.
  *
- * <p>Its default access is read-only: resigning needs {@code
+ * <p>Operators control once-per-slot jobs at {@code redlease/jobs/<job>} (write): {@code run} runs
+ * the job's current slot now on the leader, recorded in the ledger as a run of that slot; {@code
+ * pause} and {@code resume} stop and restart the job on every instance. See {@link #job}.
+ *
+ * <p>Its default access is read-only: resigning and controlling jobs need {@code
  * management.endpoint.redlease.access=unrestricted}, and like every endpoint but health it is not
  * exposed over HTTP unless listed in {@code management.endpoints.web.exposure.include}.
  */
 @Endpoint(id = "redlease", defaultAccess = Access.READ_ONLY)
 public class RedleaseEndpoint {
+
+    /** The path segment of the job controls: {@code redlease/jobs/<job>}. */
+    static final String JOBS = "jobs";
 
     private final Elections elections;
 
@@ -227,6 +236,134 @@ public class RedleaseEndpoint {
         return withLifecycles(id, describe(id, elector, jobs()));
     }
 
+    /**
+     * Controls a once-per-slot job ({@code POST redlease/jobs/<job>} with a JSON body {@code
+     * {"action": "run"}}, {@code "pause"} or {@code "resume"}):
+     *
+     * <ul>
+     *   <li>{@code run}: runs the job's current slot now, on this instance, which must lead the
+     *       job's election; the answer comes once the run has ended. The slot is claimed and marked
+     *       in the ledger with the term's token exactly as a scheduled run of it would be, so no
+     *       instance runs it again. For a job of a partitioned election, {@code partition} names
+     *       the partition, which this instance must hold.
+     *   <li>{@code pause}: pauses the job on every instance (its ledger in Redis says so); the
+     *       slots that come due while it is paused are not run, and are not caught up after it is
+     *       resumed. A run in progress ends as it would.
+     *   <li>{@code resume}: resumes it; the slots after now run as scheduled.
+     * </ul>
+     *
+     * A refusal is an answer, not an error: {@code outcome} is {@code refused} and {@code refusal}
+     * says why: {@code not leading} (with the {@code holder}, if Redis answered), {@code paused},
+     * or {@code not scheduled}.
+     *
+     * @param kind {@code jobs}
+     * @param job the job's id, as the read operations show it (bean name and method name)
+     * @param action {@code run}, {@code pause} or {@code resume}
+     * @param partition for {@code run} of a partitioned election's job, the partition
+     * @return what the control did
+     * @throws InvalidEndpointRequestException (HTTP 400) for an unknown job (reason {@code unknown
+     *     job}), an unknown action, or a partition missing, out of range or not applicable
+     */
+    @WriteOperation
+    public JobControlDescriptor job(
+            @Selector String kind,
+            @Selector String job,
+            String action,
+            @Nullable Integer partition) {
+        if (!JOBS.equals(kind)) {
+            throw new InvalidEndpointRequestException(
+                    "redlease: no write operation at redlease/"
+                            + kind
+                            + "; use redlease/jobs/<job>",
+                    "No such operation");
+        }
+        SlotJobs jobs = slotJobs;
+        if (jobs == null || !jobs.jobIds().contains(job)) {
+            throw new InvalidEndpointRequestException(
+                    "redlease: unknown job '"
+                            + job
+                            + "'; once-per-slot jobs: "
+                            + (jobs == null ? List.of() : jobs.jobIds()),
+                    SlotJobs.Refusal.UNKNOWN_JOB.value());
+        }
+        SlotJobs.Control control =
+                switch (action == null ? "" : action) {
+                    case "run" -> run(jobs, job, partition);
+                    case "pause" -> jobs.pause(job);
+                    case "resume" -> jobs.resume(job);
+                    default ->
+                            throw new InvalidEndpointRequestException(
+                                    "redlease: action must be run, pause or resume, was '"
+                                            + action
+                                            + "'",
+                                    "Invalid action");
+                };
+        if (control.refusal() == SlotJobs.Refusal.UNKNOWN_JOB) {
+            throw new InvalidEndpointRequestException(
+                    "redlease: unknown job '" + job + "'", SlotJobs.Refusal.UNKNOWN_JOB.value());
+        }
+        Instant pausedAt = jobs.pauseState(job).map(SlotJobs.PauseState::pausedAt).orElse(null);
+        return new JobControlDescriptor(
+                control.job(),
+                control.partition(),
+                action,
+                control.outcome().value(),
+                control.refusal() == null ? null : control.refusal().value(),
+                control.slot(),
+                control.holder(),
+                control.changed(),
+                pausedAt != null,
+                pausedAt);
+    }
+
+    private static SlotJobs.Control run(SlotJobs jobs, String job, @Nullable Integer partition) {
+        CompletableFuture<SlotJobs.Control> running;
+        try {
+            running = jobs.runNow(job, partition);
+        } catch (IllegalArgumentException ex) {
+            throw new InvalidEndpointRequestException(
+                    String.valueOf(ex.getMessage()), "Invalid partition");
+        }
+        try {
+            return running.get();
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(
+                    "redlease: interrupted while job " + job + " ran; it runs on", ex);
+        } catch (ExecutionException ex) {
+            throw new IllegalStateException(
+                    "redlease: job " + job + " could not run now", ex.getCause());
+        }
+    }
+
+    /**
+     * What an operator's control of a job did.
+     *
+     * @param job the job's id
+     * @param partition the partition a run was for, if the job is a partitioned election's
+     * @param action {@code run}, {@code pause} or {@code resume}
+     * @param outcome {@code completed} or {@code failed} (run: the slot ran and is marked, or ran
+     *     and is not), {@code paused}, {@code resumed}, or {@code refused}
+     * @param refusal when refused: {@code not leading}, {@code paused} or {@code not scheduled}
+     * @param slot the slot a run ran
+     * @param holder when refused as not leading, the instance that leads, if Redis answered
+     * @param changed for a run, whether it ran; for pause and resume, whether the state changed
+     *     (false: it was paused, or running, already)
+     * @param paused whether the job is paused now, as this instance read it
+     * @param pausedAt since when, if it is
+     */
+    public record JobControlDescriptor(
+            String job,
+            @Nullable Integer partition,
+            String action,
+            String outcome,
+            @Nullable String refusal,
+            @Nullable Instant slot,
+            @Nullable String holder,
+            boolean changed,
+            boolean paused,
+            @Nullable Instant pausedAt) {}
+
     private ElectionDescriptor withLifecycles(String id, ElectionDescriptor election) {
         LeaderLifecycles lifecycles = this.lifecycles;
         List<LeaderLifecycles.Member> members =
@@ -281,7 +418,9 @@ public class RedleaseEndpoint {
                                                 job.missedSlots().name(),
                                                 job.lastCompletedSlot(),
                                                 job.lastCompletion(),
-                                                job.nextDueSlot()))
+                                                job.nextDueSlot(),
+                                                job.pausedAt() != null,
+                                                job.pausedAt()))
                         .toList(),
                 leader(elector),
                 List.of());
@@ -365,6 +504,8 @@ public class RedleaseEndpoint {
      * @param lastCompletedSlot the latest completed slot, if any (or if Redis could be read)
      * @param lastCompletion when that slot's run completed
      * @param nextDueSlot the slot after the completed one
+     * @param paused whether an operator paused the job (on every instance)
+     * @param pausedAt since when, if it is paused
      */
     public record JobDescriptor(
             String job,
@@ -372,5 +513,7 @@ public class RedleaseEndpoint {
             String missedSlots,
             @Nullable Instant lastCompletedSlot,
             @Nullable Instant lastCompletion,
-            @Nullable Instant nextDueSlot) {}
+            @Nullable Instant nextDueSlot,
+            boolean paused,
+            @Nullable Instant pausedAt) {}
 }

@@ -4,7 +4,9 @@ import io.redlease.boot.lifecycle.LeaderLifecycles;
 import io.redlease.core.Elections;
 import io.redlease.core.Elector;
 import io.redlease.core.partition.PartitionedElection;
+import io.redlease.core.scheduling.SlotJobs;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.regex.Pattern;
@@ -27,7 +29,10 @@ import org.springframework.boot.health.contributor.Health;
  * status). Under {@code partitions} (an id no election may have), per partitioned election id: its
  * name, this instance's id, whether it runs, the partition count, the partitions this instance
  * owns, its fair share and the live members it counts; a failed balancing round (Redis unreachable)
- * makes the status DOWN. How many partitions an instance owns never changes the status.
+ * makes the status DOWN. How many partitions an instance owns never changes the status. Under
+ * {@code pausedJobs}, when there are any, the election's (or partitioned election's) once-per-slot
+ * jobs that an operator paused, as this instance last read their ledgers; a pause never changes the
+ * status.
  */
 public class RedleaseHealthIndicator extends AbstractHealthIndicator {
 
@@ -36,6 +41,8 @@ public class RedleaseHealthIndicator extends AbstractHealthIndicator {
     private final Elections elections;
 
     private @Nullable LeaderLifecycles lifecycles;
+
+    private @Nullable SlotJobs slotJobs;
 
     /**
      * Creates the indicator.
@@ -56,6 +63,22 @@ public class RedleaseHealthIndicator extends AbstractHealthIndicator {
     public RedleaseHealthIndicator(Elections elections, @Nullable LeaderLifecycles lifecycles) {
         this(elections);
         this.lifecycles = lifecycles;
+    }
+
+    /**
+     * Creates the indicator, with each election's leader-only lifecycles and paused once-per-slot
+     * jobs in its details.
+     *
+     * @param elections the application's elections
+     * @param lifecycles the leader-only lifecycles, or null
+     * @param slotJobs the once-per-slot jobs, or null
+     */
+    public RedleaseHealthIndicator(
+            Elections elections,
+            @Nullable LeaderLifecycles lifecycles,
+            @Nullable SlotJobs slotJobs) {
+        this(elections, lifecycles);
+        this.slotJobs = slotJobs;
     }
 
     @Override
@@ -82,6 +105,7 @@ public class RedleaseHealthIndicator extends AbstractHealthIndicator {
                 election.put("error", describe(failure.get()));
             }
             LifecycleDetails.put(lifecycles, entry.getKey(), election);
+            putPausedJobs(entry.getKey(), false, election);
             details.put(entry.getKey(), election);
         }
         Map<String, Object> partitions = new LinkedHashMap<>();
@@ -101,12 +125,21 @@ public class RedleaseHealthIndicator extends AbstractHealthIndicator {
                 down = true;
                 partitioned.put("error", describe(failure.get()));
             }
+            putPausedJobs(entry.getKey(), true, partitioned);
             partitions.put(entry.getKey(), partitioned);
         }
         if (!partitions.isEmpty()) {
             details.put(Elections.PARTITIONS, partitions);
         }
         (down ? builder.down() : builder.up()).withDetails(details);
+    }
+
+    private void putPausedJobs(String id, boolean partitioned, Map<String, Object> details) {
+        SlotJobs jobs = slotJobs;
+        List<String> paused = jobs == null ? List.of() : jobs.pausedJobs(id, partitioned);
+        if (!paused.isEmpty()) {
+            details.put("pausedJobs", paused);
+        }
     }
 
     /** Returns {@code leader}, {@code follower} or {@code stopped}. */

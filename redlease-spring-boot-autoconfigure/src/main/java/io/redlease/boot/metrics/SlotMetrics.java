@@ -14,9 +14,11 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <ul>
  *   <li>{@value #SLOTS}: counter of slot outcomes, tag {@value #TAG_RESULT} (run, skipped,
- *       caught-up, missed, failed);
+ *       caught-up, missed, paused, failed);
  *   <li>{@value #LAG}: gauge, in seconds, of how long the slot after the completed one has been
- *       due, on the instance that leads the job's election (NaN elsewhere).
+ *       due, on the instance that leads the job's election (NaN elsewhere; 0 while paused);
+ *   <li>{@value #PAUSED}: gauge, 1 while an operator has the job paused (on every instance), 0
+ *       while it runs, as this instance last read the job's ledger (NaN if it never could).
  * </ul>
  */
 public final class SlotMetrics implements MeterBinder {
@@ -26,6 +28,9 @@ public final class SlotMetrics implements MeterBinder {
 
     /** Gauge: seconds the next slot has been due without completing. */
     public static final String LAG = "redlease.slot.lag";
+
+    /** Gauge: 1 while the job is paused, 0 while it runs. */
+    public static final String PAUSED = "redlease.slot.paused";
 
     /** Tag: the job. */
     public static final String TAG_JOB = "job";
@@ -70,6 +75,14 @@ public final class SlotMetrics implements MeterBinder {
                 .baseUnit("seconds")
                 .description("How long the slot after the job's completed one has been due")
                 .register(registry);
+        Gauge.builder(PAUSED, jobs, j -> paused(j, job))
+                .tag(TAG_JOB, job)
+                .description("Whether an operator has paused the job, on every instance")
+                .register(registry);
+    }
+
+    private static double paused(SlotJobs jobs, String job) {
+        return jobs.pauseState(job).map(state -> state.paused() ? 1.0 : 0.0).orElse(Double.NaN);
     }
 
     private static Counter counter(MeterRegistry registry, String job, SlotJobs.Result result) {

@@ -5,6 +5,7 @@ import io.redlease.boot.health.RedleaseHealthIndicator;
 import io.redlease.boot.health.RedleaseLeaderHealthIndicator;
 import io.redlease.boot.lifecycle.LeaderLifecycles;
 import io.redlease.core.Elections;
+import io.redlease.core.scheduling.SlotJobs;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -36,8 +37,11 @@ public final class RedleaseHealthContributorAutoConfiguration {
             value = RedleaseHealthIndicator.class,
             name = {"redleaseHealthIndicator", "redleaseHealthContributor"})
     RedleaseHealthIndicator redleaseHealthIndicator(
-            Elections elections, ObjectProvider<LeaderLifecycles> lifecycles) {
-        return new RedleaseHealthIndicator(elections, lifecycles.getIfAvailable());
+            Elections elections,
+            ObjectProvider<LeaderLifecycles> lifecycles,
+            ObjectProvider<SlotJobs> slotJobs) {
+        return new RedleaseHealthIndicator(
+                elections, lifecycles.getIfAvailable(), slotJobs.getIfAvailable());
     }
 
     /**

@@ -18,16 +18,19 @@ import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * Over HTTP: the status page, the health and the redlease endpoint read (404 for an unknown
- * election); resigning is refused while the endpoint keeps its default read-only access, although
- * the endpoint is exposed.
+ * election); resigning and the job controls are refused while the endpoint keeps its default
+ * read-only access, although the endpoint is exposed.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 @TestRedis
 class ActuatorExposureTests {
 
+    /** One name for the test: the supplier is read each time the property is. */
+    private static final String NAME = "{reports-http-" + System.nanoTime() + "}";
+
     @DynamicPropertySource
     static void election(DynamicPropertyRegistry registry) {
-        registry.add("redlease.name", () -> "{reports-http-" + System.nanoTime() + "}");
+        registry.add("redlease.name", () -> NAME);
     }
 
     @LocalServerPort private int port;
@@ -68,5 +71,9 @@ class ActuatorExposureTests {
         HttpResponse<String> resign = send("POST", "/actuator/redlease");
         assertThat(resign.statusCode()).isIn(404, 405);
         assertThat(elector.token()).hasValue(token);
+
+        // The once-per-slot job's controls are write operations too: not there by default.
+        HttpResponse<String> pause = send("POST", "/actuator/redlease/jobs/slotReport.report");
+        assertThat(pause.statusCode()).isIn(404, 405);
     }
 }
