@@ -164,9 +164,11 @@ public class LeaderOnlyAnnotationBeanPostProcessor
         validate(type, beanName, jobs);
         Object proxy = super.postProcessAfterInitialization(bean, beanName);
         boolean singleton = isSingleton(beanName);
-        if (proxy instanceof Advised advised) {
+        if (proxy instanceof Advised advised && carriesLeaderOnly(advised)) {
             // Innermost: the method itself starts only inside the term its call was admitted in
-            // (for a partitioned method, its partition's), checked again right before it.
+            // (for a partitioned method, its partition's), checked again right before it. Only on
+            // a proxy that runs @LeaderOnly's own advice: not on one this post-processor left
+            // alone (a scoped proxy, whose target bean has a proxy of its own; a frozen proxy).
             Advisor guard = new DefaultPointcutAdvisor(GUARDED, runGuard());
             advised.addAdvisor(guard);
             if (singleton && !singletonsInstantiated) {
@@ -238,6 +240,16 @@ public class LeaderOnlyAnnotationBeanPostProcessor
                         LeaderOnlyRules.checkNotAsync(bean, type, beanName);
                     }
                 });
+    }
+
+    /** Returns whether the proxy runs {@code @LeaderOnly}'s advice. */
+    private static boolean carriesLeaderOnly(Advised advised) {
+        for (Advisor advisor : advised.getAdvisors()) {
+            if (advisor.getAdvice() instanceof LeaderOnlyInterceptor) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Matches the methods the run guard checks ({@link LeaderOnlyRunGuard#guards}). */
