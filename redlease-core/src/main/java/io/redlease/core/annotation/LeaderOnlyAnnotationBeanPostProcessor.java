@@ -17,6 +17,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.aop.Advisor;
 import org.springframework.aop.Pointcut;
 import org.springframework.aop.framework.Advised;
+import org.springframework.aop.framework.AopInfrastructureBean;
 import org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvisingPostProcessor;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.aop.support.ComposablePointcut;
@@ -163,6 +164,23 @@ public class LeaderOnlyAnnotationBeanPostProcessor
         Map<Method, SlotJobs.Definition> jobs = new LinkedHashMap<>();
         validate(type, beanName, jobs);
         Object proxy = super.postProcessAfterInitialization(bean, beanName);
+        if (!(proxy instanceof AopInfrastructureBean)
+                && !(proxy instanceof Advised advised && carriesLeaderOnly(advised))) {
+            // A proxy made before this post-processor that it can neither advise (frozen, or
+            // opaque) nor proxy again (a JDK proxy whose interfaces do not carry @LeaderOnly):
+            // the methods would run on every instance.
+            throw new BeanCreationException(
+                    beanName,
+                    "redlease: bean '"
+                            + beanName
+                            + "' of "
+                            + type.getName()
+                            + " has @LeaderOnly methods, but it is a proxy made earlier that"
+                            + " @LeaderOnly's advice cannot be added to (frozen or opaque, with the"
+                            + " annotation on the class rather than on the proxied interface); do"
+                            + " not freeze that proxy, or annotate the interface's methods, or"
+                            + " proxy the class (proxyTargetClass = true)");
+        }
         boolean singleton = isSingleton(beanName);
         if (proxy instanceof Advised advised && carriesLeaderOnly(advised)) {
             // Innermost: the method itself starts only inside the term its call was admitted in
