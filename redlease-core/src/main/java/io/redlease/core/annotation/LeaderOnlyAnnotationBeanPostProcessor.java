@@ -29,6 +29,7 @@ import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.HierarchicalBeanFactory;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.beans.factory.config.EmbeddedValueResolver;
@@ -245,6 +246,20 @@ public class LeaderOnlyAnnotationBeanPostProcessor
             return;
         }
         singletonsInstantiated = true;
+        if (factory instanceof ConfigurableBeanFactory configurable) {
+            // Beans created from now on (lazy singletons, prototypes) pass every post-processor
+            // before this one, which moves their run guard innermost before their first call.
+            configurable.addBeanPostProcessor(
+                    new BeanPostProcessor() {
+                        @Override
+                        public Object postProcessAfterInitialization(Object bean, String name) {
+                            if (bean instanceof Advised advised) {
+                                LeaderOnlyRunGuard.moveInnermost(advised);
+                            }
+                            return bean;
+                        }
+                    });
+        }
         advisedBeans.forEach(
                 (beanName, type) -> {
                     Object bean = registry.getSingleton(beanName);
