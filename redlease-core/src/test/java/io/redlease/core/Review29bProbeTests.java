@@ -219,6 +219,49 @@ class Review29bProbeTests {
         assertThat(BODIES.get()).as("bodies started").isEqualTo(2);
     }
 
+    public static class Holder {
+        final LimitedRepository repository;
+
+        public Holder(LimitedRepository repository) {
+            this.repository = repository;
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @EnableResilientMethods
+    static class StartupPrototypeConfig {
+        @Bean
+        static PersistenceExceptionTranslationPostProcessor exceptionTranslation() {
+            return new PersistenceExceptionTranslationPostProcessor();
+        }
+
+        @Bean
+        PersistenceExceptionTranslator translator() {
+            return ex -> null;
+        }
+
+        @Bean
+        @Scope(ConfigurableBeanFactory.SCOPE_PROTOTYPE)
+        LimitedRepository limitedRepository(LeadershipContext leadership) {
+            return new LimitedRepository(leadership);
+        }
+
+        @Bean
+        Holder holder(LimitedRepository repository) {
+            return new Holder(repository);
+        }
+    }
+
+    /** A prototype created at startup (injected into a singleton), same advice. */
+    @Test
+    void theFirstCallOfAPrototypeCreatedAtStartupWithAdviceOnBothSidesRuns() {
+        start(StartupPrototypeConfig.class);
+        LimitedRepository repository = context.getBean(Holder.class).repository;
+        repository.run();
+        repository.run();
+        assertThat(BODIES.get()).as("bodies started").isEqualTo(2);
+    }
+
     @Configuration(proxyBeanMethods = false)
     @EnableResilientMethods
     static class EagerRepositoryConfig {

@@ -89,6 +89,13 @@ public class LeaderOnlyAnnotationBeanPostProcessor
     /** The run guard on each singleton bean's proxy, by bean name. */
     private final transient Map<String, Advisor> runGuards = new ConcurrentHashMap<>();
 
+    /**
+     * The proxies of beans that are not singletons created before the singletons exist (injected
+     * into one): their run guard is moved innermost once the singletons exist.
+     */
+    private final transient List<Advised> startupPrototypes =
+            java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+
     /** The interceptor applying {@code @LeaderOnly}; null until the bean factory is set. */
     private transient @Nullable LeaderOnlyInterceptor interceptor;
 
@@ -193,6 +200,8 @@ public class LeaderOnlyAnnotationBeanPostProcessor
             if (singleton && !singletonsInstantiated) {
                 advisedBeans.put(beanName, type);
                 runGuards.put(beanName, guard);
+            } else if (!singletonsInstantiated) {
+                startupPrototypes.add(advised);
             }
         }
         LeaderOnlyInterceptor leaderOnly = interceptor;
@@ -246,6 +255,12 @@ public class LeaderOnlyAnnotationBeanPostProcessor
             return;
         }
         singletonsInstantiated = true;
+        List<Advised> prototypes;
+        synchronized (startupPrototypes) {
+            prototypes = List.copyOf(startupPrototypes);
+            startupPrototypes.clear();
+        }
+        prototypes.forEach(LeaderOnlyRunGuard::moveInnermost);
         if (factory instanceof ConfigurableBeanFactory configurable) {
             // Beans created from now on (lazy singletons, prototypes) pass every post-processor
             // before this one, which moves their run guard innermost before their first call.
