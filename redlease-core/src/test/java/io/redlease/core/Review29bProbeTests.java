@@ -1,6 +1,7 @@
 package io.redlease.core;
 
 import static io.redlease.test.TestTimeScale.scaled;
+import static java.util.concurrent.TimeUnit.MILLISECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -475,5 +476,86 @@ class Review29bProbeTests {
         outer.callOther();
         outer.otherCallsDefault();
         assertThat(BODIES.get()).as("bodies started").isEqualTo(3);
+    }
+
+    // E. @Async (default order, outside @LeaderOnly) on an executor whose tasks carry the caller's
+    // terms (ContextPropagatingTaskDecorator): a blocking (void) @LeaderOnly method called from
+    // inside another @LeaderOnly call, and from a thread without a term.
+
+    public static class AsyncInner {
+        private final LeadershipContext leadership;
+
+        public AsyncInner(LeadershipContext leadership) {
+            this.leadership = leadership;
+        }
+
+        @LeaderOnly
+        @org.springframework.scheduling.annotation.Async
+        public void fire(java.util.concurrent.CountDownLatch done) {
+            try {
+                body(leadership);
+            } finally {
+                done.countDown();
+            }
+        }
+    }
+
+    public static class AsyncOuter {
+        private final AsyncInner inner;
+
+        public AsyncOuter(AsyncInner inner) {
+            this.inner = inner;
+        }
+
+        @LeaderOnly
+        public void call(java.util.concurrent.CountDownLatch done) {
+            inner.fire(done);
+        }
+
+        @LeaderOnly("other")
+        public void callFromOther(java.util.concurrent.CountDownLatch done) {
+            inner.fire(done);
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @org.springframework.scheduling.annotation.EnableAsync
+    static class PropagatingAsyncConfig {
+        @Bean
+        org.springframework.core.task.SimpleAsyncTaskExecutor taskExecutor() {
+            org.springframework.core.task.SimpleAsyncTaskExecutor executor =
+                    new org.springframework.core.task.SimpleAsyncTaskExecutor();
+            executor.setTaskDecorator(
+                    new org.springframework.core.task.support.ContextPropagatingTaskDecorator());
+            return executor;
+        }
+
+        @Bean
+        AsyncInner asyncInner(LeadershipContext leadership) {
+            return new AsyncInner(leadership);
+        }
+
+        @Bean
+        AsyncOuter asyncOuter(AsyncInner inner) {
+            return new AsyncOuter(inner);
+        }
+    }
+
+    @Test
+    void asyncLeaderOnlyOnAPropagatingExecutorRunsFromInsideAndOutsideATerm() throws Exception {
+        start(PropagatingAsyncConfig.class);
+        awaitDone(done -> context.getBean(AsyncOuter.class).call(done));
+        awaitDone(done -> context.getBean(AsyncOuter.class).callFromOther(done));
+        awaitDone(done -> context.getBean(AsyncInner.class).fire(done));
+        assertThat(BODIES.get()).as("bodies started (last %s)", LAST.get()).isEqualTo(3);
+        assertThat(BODIES_PAST_DEADLINE.get()).isZero();
+    }
+
+    private static void awaitDone(
+            java.util.function.Consumer<java.util.concurrent.CountDownLatch> call)
+            throws InterruptedException {
+        java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+        call.accept(done);
+        assertThat(done.await(scaled(Duration.ofSeconds(10)).toMillis(), MILLISECONDS)).isTrue();
     }
 }
