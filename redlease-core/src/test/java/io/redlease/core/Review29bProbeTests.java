@@ -558,4 +558,90 @@ class Review29bProbeTests {
         call.accept(done);
         assertThat(done.await(scaled(Duration.ofSeconds(10)).toMillis(), MILLISECONDS)).isTrue();
     }
+
+    // F. JDK proxies (@EnableTransactionManagement(proxyTargetClass = false)) with a transaction
+    // whose begin passes the deadline; @LeaderOnly on the interface, and on the class.
+
+    public interface TxOnInterface {
+        @LeaderOnly
+        void run();
+    }
+
+    public interface TxPlain {
+        void run();
+    }
+
+    public static class TxInterfaceJob implements TxOnInterface {
+        private final LeadershipContext leadership;
+
+        public TxInterfaceJob(LeadershipContext leadership) {
+            this.leadership = leadership;
+        }
+
+        @Override
+        @org.springframework.transaction.annotation.Transactional
+        public void run() {
+            body(leadership);
+        }
+    }
+
+    public static class TxClassJob implements TxPlain {
+        private final LeadershipContext leadership;
+
+        public TxClassJob(LeadershipContext leadership) {
+            this.leadership = leadership;
+        }
+
+        @Override
+        @LeaderOnly
+        @org.springframework.transaction.annotation.Transactional
+        public void run() {
+            body(leadership);
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @org.springframework.transaction.annotation.EnableTransactionManagement(
+            proxyTargetClass = false)
+    static class JdkTxConfig {
+        @Bean
+        LeaderOnlyDeadlineGuardTests.SlowBeginTransactionManager transactionManager() {
+            return new LeaderOnlyDeadlineGuardTests.SlowBeginTransactionManager() {
+                private static final long serialVersionUID = 1L;
+
+                @Override
+                protected void doBegin(
+                        Object transaction,
+                        org.springframework.transaction.TransactionDefinition definition) {
+                    passTheDeadline();
+                }
+            };
+        }
+
+        @Bean
+        TxOnInterface onInterface(LeadershipContext leadership) {
+            return new TxInterfaceJob(leadership);
+        }
+
+        @Bean
+        TxPlain onClass(LeadershipContext leadership) {
+            return new TxClassJob(leadership);
+        }
+    }
+
+    @Test
+    void jdkProxiesWithASlowTransactionBeginDoNotStartPastTheDeadline() {
+        start(JdkTxConfig.class);
+        assertThat(
+                        org.springframework.aop.support.AopUtils.isJdkDynamicProxy(
+                                context.getBean(TxPlain.class)))
+                .isTrue();
+        context.getBean(TxOnInterface.class).run();
+        CLOCK_OFFSET.set(0);
+        context.getBean(TxPlain.class).run();
+        assertThat(BODIES_PAST_DEADLINE.get())
+                .as("bodies started past the deadline (of %s; last %s)", BODIES.get(), LAST.get())
+                .isZero();
+        assertThat(BODIES.get()).isZero();
+    }
 }
