@@ -4,6 +4,8 @@ import io.redlease.core.Elections;
 import io.redlease.core.UnknownElectionException;
 import io.redlease.core.scheduling.SlotJobs;
 import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -94,7 +96,7 @@ public class LeaderOnlyAnnotationBeanPostProcessor
      * into one): their run guard is moved innermost once the singletons exist.
      */
     private final transient List<Advised> startupPrototypes =
-            java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+            Collections.synchronizedList(new ArrayList<>());
 
     /** The interceptor applying {@code @LeaderOnly}; null until the bean factory is set. */
     private transient @Nullable LeaderOnlyInterceptor interceptor;
