@@ -4,6 +4,8 @@ import io.redlease.core.Elections;
 import io.redlease.core.UnknownElectionException;
 import io.redlease.core.scheduling.SlotJobs;
 import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -17,6 +19,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.aop.Advisor;
 import org.springframework.aop.Pointcut;
 import org.springframework.aop.framework.Advised;
+import org.springframework.aop.framework.AopInfrastructureBean;
 import org.springframework.aop.framework.autoproxy.AbstractBeanFactoryAwareAdvisingPostProcessor;
 import org.springframework.aop.support.AopUtils;
 import org.springframework.aop.support.ComposablePointcut;
@@ -28,6 +31,7 @@ import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.HierarchicalBeanFactory;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.SmartInitializingSingleton;
+import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableBeanFactory;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.beans.factory.config.EmbeddedValueResolver;
@@ -86,6 +90,13 @@ public class LeaderOnlyAnnotationBeanPostProcessor
 
     /** The run guard on each singleton bean's proxy, by bean name. */
     private final transient Map<String, Advisor> runGuards = new ConcurrentHashMap<>();
+
+    /**
+     * The proxies of beans that are not singletons created before the singletons exist (injected
+     * into one): their run guard is moved innermost once the singletons exist.
+     */
+    private final transient List<Advised> startupPrototypes =
+            Collections.synchronizedList(new ArrayList<>());
 
     /** The interceptor applying {@code @LeaderOnly}; null until the bean factory is set. */
     private transient @Nullable LeaderOnlyInterceptor interceptor;
@@ -163,15 +174,36 @@ public class LeaderOnlyAnnotationBeanPostProcessor
         Map<Method, SlotJobs.Definition> jobs = new LinkedHashMap<>();
         validate(type, beanName, jobs);
         Object proxy = super.postProcessAfterInitialization(bean, beanName);
+        if (!(proxy instanceof AopInfrastructureBean)
+                && !(proxy instanceof Advised advised && carriesLeaderOnly(advised))) {
+            // A proxy made before this post-processor that it can neither advise (frozen, or
+            // opaque) nor proxy again (a JDK proxy whose interfaces do not carry @LeaderOnly):
+            // the methods would run on every instance.
+            throw new BeanCreationException(
+                    beanName,
+                    "redlease: bean '"
+                            + beanName
+                            + "' of "
+                            + type.getName()
+                            + " has @LeaderOnly methods, but it is a proxy made earlier that"
+                            + " @LeaderOnly's advice cannot be added to (frozen or opaque, with the"
+                            + " annotation on the class rather than on the proxied interface); do"
+                            + " not freeze that proxy, or annotate the interface's methods, or"
+                            + " proxy the class (proxyTargetClass = true)");
+        }
         boolean singleton = isSingleton(beanName);
-        if (proxy instanceof Advised advised) {
+        if (proxy instanceof Advised advised && carriesLeaderOnly(advised)) {
             // Innermost: the method itself starts only inside the term its call was admitted in
-            // (for a partitioned method, its partition's), checked again right before it.
+            // (for a partitioned method, its partition's), checked again right before it. Only on
+            // a proxy that runs @LeaderOnly's own advice: not on one this post-processor left
+            // alone (a scoped proxy, whose target bean has a proxy of its own; a frozen proxy).
             Advisor guard = new DefaultPointcutAdvisor(GUARDED, runGuard());
             advised.addAdvisor(guard);
             if (singleton && !singletonsInstantiated) {
                 advisedBeans.put(beanName, type);
                 runGuards.put(beanName, guard);
+            } else if (!singletonsInstantiated) {
+                startupPrototypes.add(advised);
             }
         }
         LeaderOnlyInterceptor leaderOnly = interceptor;
@@ -225,6 +257,26 @@ public class LeaderOnlyAnnotationBeanPostProcessor
             return;
         }
         singletonsInstantiated = true;
+        List<Advised> prototypes;
+        synchronized (startupPrototypes) {
+            prototypes = List.copyOf(startupPrototypes);
+            startupPrototypes.clear();
+        }
+        prototypes.forEach(LeaderOnlyRunGuard::moveInnermost);
+        if (factory instanceof ConfigurableBeanFactory configurable) {
+            // Beans created from now on (lazy singletons, prototypes) pass every post-processor
+            // before this one, which moves their run guard innermost before their first call.
+            configurable.addBeanPostProcessor(
+                    new BeanPostProcessor() {
+                        @Override
+                        public Object postProcessAfterInitialization(Object bean, String name) {
+                            if (bean instanceof Advised advised) {
+                                LeaderOnlyRunGuard.moveInnermost(advised);
+                            }
+                            return bean;
+                        }
+                    });
+        }
         advisedBeans.forEach(
                 (beanName, type) -> {
                     Object bean = registry.getSingleton(beanName);
@@ -238,6 +290,16 @@ public class LeaderOnlyAnnotationBeanPostProcessor
                         LeaderOnlyRules.checkNotAsync(bean, type, beanName);
                     }
                 });
+    }
+
+    /** Returns whether the proxy runs {@code @LeaderOnly}'s advice. */
+    private static boolean carriesLeaderOnly(Advised advised) {
+        for (Advisor advisor : advised.getAdvisors()) {
+            if (advisor.getAdvice() instanceof LeaderOnlyInterceptor) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Matches the methods the run guard checks ({@link LeaderOnlyRunGuard#guards}). */

@@ -129,6 +129,28 @@ final class LeaderOnlyRunGuard implements MethodInterceptor {
         return true;
     }
 
+    /**
+     * Moves the proxy's run guard innermost when advice that a later post-processor added sits
+     * inside it (a bean created after startup, before its first call).
+     */
+    static void moveInnermost(Advised advised) {
+        if (advised.isFrozen()) {
+            return;
+        }
+        Advisor guard = null;
+        boolean foreignInside = false;
+        for (Advisor advisor : advised.getAdvisors()) {
+            if (advisor.getAdvice() instanceof LeaderOnlyRunGuard) {
+                guard = advisor;
+            } else if (guard != null && !isOwn(advisor)) {
+                foreignInside = true;
+            }
+        }
+        if (guard != null && foreignInside && advised.removeAdvisor(guard)) {
+            advised.addAdvisor(guard);
+        }
+    }
+
     /** Returns whether the advisor is redlease's own innermost advice (a once-per-slot run's). */
     private static boolean isOwn(Advisor advisor) {
         return advisor.getAdvice().getClass().getName().startsWith("io.redlease.core.");
