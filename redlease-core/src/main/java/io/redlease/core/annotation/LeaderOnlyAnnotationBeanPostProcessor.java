@@ -174,6 +174,28 @@ public class LeaderOnlyAnnotationBeanPostProcessor
         Map<Method, SlotJobs.Definition> jobs = new LinkedHashMap<>();
         validate(type, beanName, jobs);
         Object proxy = super.postProcessAfterInitialization(bean, beanName);
+        if (proxy != bean
+                && bean instanceof Advised frozen
+                && frozen.isFrozen()
+                && frozen.getAdvisors().length > 0) {
+            // A frozen proxy made before this post-processor, wrapped in a proxy of its own: the
+            // frozen proxy's advice would run between @LeaderOnly's check and the method, where no
+            // check could see a term pass its deadline.
+            throw new BeanCreationException(
+                    beanName,
+                    "redlease: bean '"
+                            + beanName
+                            + "' of "
+                            + type.getName()
+                            + " has @LeaderOnly methods, but it is a frozen proxy with advice of"
+                            + " its own ("
+                            + frozen.getAdvisors()[0].getAdvice().getClass().getName()
+                            + (frozen.getAdvisors().length > 1 ? ", ..." : "")
+                            + "); @LeaderOnly could only wrap it, so that advice would run after"
+                            + " the term's check and could start the method past the term's"
+                            + " deadline; do not freeze that proxy, so that @LeaderOnly's advice"
+                            + " joins its chain");
+        }
         if (!(proxy instanceof AopInfrastructureBean)
                 && !(proxy instanceof Advised advised && carriesLeaderOnly(advised))) {
             // A proxy made before this post-processor that it can neither advise (frozen, or
