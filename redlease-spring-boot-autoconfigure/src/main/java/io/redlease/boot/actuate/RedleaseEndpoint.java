@@ -45,6 +45,9 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 @Endpoint(id = "redlease", defaultAccess = Access.READ_ONLY)
 public class RedleaseEndpoint {
 
+    /** The reason of a request whose partition the job does not have (an HTTP 400). */
+    private static final String INVALID_PARTITION = "Invalid partition";
+
     /** The path segment of the job controls: {@code redlease/jobs/<job>}. */
     static final String JOBS = "jobs";
 
@@ -321,8 +324,9 @@ public class RedleaseEndpoint {
         try {
             running = jobs.runNow(job, partition);
         } catch (IllegalArgumentException ex) {
+            // The message is the job's own ("redlease: ..."), naming the partition rule.
             throw new InvalidEndpointRequestException(
-                    String.valueOf(ex.getMessage()), "Invalid partition");
+                    String.valueOf(ex.getMessage()), INVALID_PARTITION);
         }
         try {
             return running.get();
