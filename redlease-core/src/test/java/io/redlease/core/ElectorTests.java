@@ -262,9 +262,11 @@ class ElectorTests {
     void stolenLeaseEndsTheTermAndTheThiefKeepsIt() {
         Recorder recorder = new Recorder();
         AtomicBoolean interrupted = new AtomicBoolean();
+        CountDownLatch running = new CountDownLatch(1);
         Elector elector = elector("a", recorder);
         elector.start(
                 term -> {
+                    running.countDown();
                     try {
                         Thread.sleep(Long.MAX_VALUE);
                     } catch (InterruptedException ex) {
@@ -272,6 +274,8 @@ class ElectorTests {
                     }
                 });
         recorder.await("elected", 1);
+        // The theft waits for the task: a term that ends before its task began never starts it.
+        await().until(() -> running.getCount() == 0);
         redis.opsForValue().set(name + ":leader", "thief", Duration.ofHours(1));
         assertThat(recorder.await("steppedDown", 1).detail()).isEqualTo(StepDownReason.LOST);
         assertThat(interrupted).isTrue();
