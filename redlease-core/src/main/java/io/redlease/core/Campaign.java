@@ -194,6 +194,9 @@ final class Campaign {
 
     /** Called by stopping, once, to end the run: what ends it depends on the phase. */
     void onStopRequested() {
+        // A stopping run contends no more: it unsubscribes now, alongside the release, rather
+        // than after it.
+        subscription.close();
         switch (phase) {
             case SLEEPING, CONNECTING -> finish();
             case LEADING -> leadership.endTerm(StepDownReason.SHUTDOWN);

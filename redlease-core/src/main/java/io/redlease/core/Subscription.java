@@ -65,6 +65,9 @@ final class Subscription implements Registration.Listener {
 
     private boolean closed;
 
+    /** The unsubscription begun by {@link #close()}, once it was called. */
+    private @Nullable CompletableFuture<Void> unsubscribed;
+
     private boolean attempting;
 
     private int failures;
@@ -281,7 +284,8 @@ final class Subscription implements Registration.Listener {
     }
 
     /**
-     * Stops listening and unsubscribes in the background.
+     * Stops listening and unsubscribes in the background; a second call returns the first one's
+     * unsubscription.
      *
      * @return completed once unsubscribed (or at once when nothing was subscribed): an owner that
      *     waits for it, bounded, before its connection factory may be destroyed keeps the client
@@ -289,23 +293,28 @@ final class Subscription implements Registration.Listener {
      *     closed" at WARN)
      */
     CompletableFuture<Void> close() {
+        if (unsubscribed != null) {
+            return unsubscribed;
+        }
         closed = true;
         off("the elector is not running");
         cancelRetry();
         Registration subscribed = registration;
         if (subscribed == null) {
-            return CompletableFuture.completedFuture(null);
+            unsubscribed = CompletableFuture.completedFuture(null);
+            return unsubscribed;
         }
         registration = null;
         // Unsubscribing waits for Redis (for a dead connection, up to the client's command
         // timeout): never on the loop, whose other elections would stall meanwhile.
-        CompletableFuture<Void> unsubscribed = new CompletableFuture<>();
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        unsubscribed = done;
         later(
                 () -> {
                     closeQuietly(subscribed);
-                    unsubscribed.complete(null);
+                    done.complete(null);
                 });
-        return unsubscribed;
+        return done;
     }
 
     private static void closeQuietly(Registration subscribed) {

@@ -1,6 +1,7 @@
 package io.redlease.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
@@ -11,6 +12,9 @@ import io.redlease.test.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -85,7 +89,7 @@ class ReleaseNotificationTests {
         Elector a = leaderThenFollower(leader, follower, notify);
         if (notify) {
             // Both electors share one template, so one subscription connection.
-            org.awaitility.Awaitility.await().until(() -> subscribers() >= 1);
+            await().until(() -> subscribers() >= 1);
         }
         return a;
     }
@@ -109,6 +113,48 @@ class ReleaseNotificationTests {
         Recorder.Event elected = follower.await("elected", 1);
         assertThat(Duration.ofNanos(elected.nanos() - released)).isLessThan(POLL.dividedBy(2));
         assertThat(elected.token()).isGreaterThan(leader.electedTokens().get(0));
+    }
+
+    @Test
+    void aStoppingElectorUnsubscribesWhileItReleases() {
+        // A stopping elector contends no more: its subscription closes as the stop begins, in
+        // parallel with the release, so stop() does not wait for an unsubscribe after it. The hook
+        // runs before the release and looks for the elector's subscription meanwhile.
+        AtomicBoolean goneBeforeRelease = new AtomicBoolean();
+        Elector leader =
+                new Elector(
+                        redis,
+                        ElectorConfig.builder(name)
+                                .ttl(TTL)
+                                .instanceId("a")
+                                .drainTimeout(Duration.ofSeconds(10))
+                                .beforeRelease(
+                                        term ->
+                                                CompletableFuture.runAsync(
+                                                        () -> {
+                                                            try {
+                                                                await().atMost(
+                                                                                Duration.ofSeconds(
+                                                                                        8))
+                                                                        .until(
+                                                                                () ->
+                                                                                        subscribers()
+                                                                                                == 0);
+                                                                goneBeforeRelease.set(true);
+                                                            } catch (
+                                                                    ConditionTimeoutException
+                                                                            stillSubscribed) {
+                                                                // Recorded as false.
+                                                            }
+                                                        }))
+                                .build());
+        electors.add(leader);
+        leader.start();
+        await().until(leader::isLeader);
+        await().until(() -> subscribers() == 1);
+        leader.stop();
+        assertThat(goneBeforeRelease).isTrue();
+        assertThat(redis.opsForValue().get(name + ":leader")).isNull();
     }
 
     @Test
@@ -150,7 +196,7 @@ class ReleaseNotificationTests {
         Elector b = elector("b", true, follower);
         b.start();
         follower.await("follower", 1);
-        org.awaitility.Awaitility.await().until(b::idleFollower);
+        await().until(b::idleFollower);
         return follower;
     }
 
@@ -219,7 +265,7 @@ class ReleaseNotificationTests {
         Recorder leader = new Recorder();
         leaderWithFollower(leader, new Recorder(), true);
         electors.forEach(Elector::close);
-        org.awaitility.Awaitility.await().until(() -> subscribers() == 0);
+        await().until(() -> subscribers() == 0);
     }
 
     @Test
@@ -243,7 +289,7 @@ class ReleaseNotificationTests {
                             public void interrupted(Throwable cause) {}
                         });
         subscription.subscribe();
-        org.awaitility.Awaitility.await().until(() -> subscribers(channel) == 1);
+        await().until(() -> subscribers(channel) == 1);
         factory.destroy();
         Logger root = (Logger) LoggerFactory.getLogger(Logger.ROOT_LOGGER_NAME);
         ListAppender<ILoggingEvent> logged = new ListAppender<>();
