@@ -54,7 +54,9 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  *
  * <p>Usage: {@code FailoverBenchmark [--trials 30] [--warmup 3] [--scenarios graceful,crash]
  * [--contestants redlease,redlease-go,si,si-5s,redisson,redisson-5s] [--parallel 10] [--out
- * benchmarks/target/failover] [--chart docs/benchmarks-failover.svg] [--seed 1]}.
+ * benchmarks/target/failover] [--chart docs/benchmarks-failover.svg] [--seed 1] [--hand-off-span
+ * MILLIS]}; the span replaces each contestant's poll period as the random part of the wait before a
+ * graceful stop.
  */
 public final class FailoverBenchmark {
 
@@ -153,7 +155,9 @@ public final class FailoverBenchmark {
             board.await(leader, "ELECTED", name, timeout);
             follower.send("join " + name);
             board.await(follower, "FOLLOWING", name, timeout);
-            Thread.sleep(randomDelay(contestant.pollPeriod(), index, contestant).toMillis());
+            Duration span =
+                    options.handOffSpan != null ? options.handOffSpan : contestant.pollPeriod();
+            Thread.sleep(randomDelay(span, index, contestant).toMillis());
             leader.send("stop " + name);
             Event stepping = board.await(leader, "STEPPING_DOWN", name, timeout);
             Event elected = board.await(follower, "ELECTED", name, timeout);
@@ -551,7 +555,8 @@ public final class FailoverBenchmark {
             int parallel,
             Path out,
             Path chart,
-            long seed) {
+            long seed,
+            Duration handOffSpan) {
 
         static Options parse(String[] args) {
             int trials = 30;
@@ -562,6 +567,7 @@ public final class FailoverBenchmark {
             Path out = Path.of("benchmarks/target/failover");
             Path chart = Path.of("docs/benchmarks-failover.svg");
             long seed = 1;
+            Duration handOffSpan = null;
             for (int i = 0; i < args.length; i += 2) {
                 String value = args[i + 1];
                 switch (args[i]) {
@@ -579,10 +585,21 @@ public final class FailoverBenchmark {
                     case "--out" -> out = Path.of(value);
                     case "--chart" -> chart = Path.of(value);
                     case "--seed" -> seed = Long.parseLong(value);
+                    case "--hand-off-span" ->
+                            handOffSpan = Duration.ofMillis(Long.parseLong(value));
                     default -> throw new IllegalArgumentException("unknown option " + args[i]);
                 }
             }
-            return new Options(trials, warmup, scenarios, contestants, parallel, out, chart, seed);
+            return new Options(
+                    trials,
+                    warmup,
+                    scenarios,
+                    contestants,
+                    parallel,
+                    out,
+                    chart,
+                    seed,
+                    handOffSpan);
         }
     }
 }
