@@ -34,12 +34,13 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
- * The leader-only listener across real failovers: three copies of the sample in their own JVMs on a
- * real RabbitMQ and a real Redis, orders published throughout, then a graceful hand-off (SIGTERM),
- * a crash (SIGKILL) and a freeze (SIGSTOP) of the leader. At the hand-off the successor consumes
- * only after the predecessor's container stopped; after a crash or a freeze a successor consumes
- * once the lease lapsed; every order is applied exactly once. How long each takes is measured, not
- * asserted: the figures are written to {@code target/listener-failover-figures.txt}.
+ * The leader-only listener across real failovers: three copies of the sample in their own JVMs,
+ * each with Tomcat and a graceful shutdown, on a real RabbitMQ and a real Redis, orders published
+ * throughout, then a graceful hand-off (SIGTERM), a crash (SIGKILL) and a freeze (SIGSTOP) of the
+ * leader. At the hand-off the successor consumes only after the predecessor's container stopped;
+ * after a crash or a freeze a successor consumes once the lease lapsed; every order is applied
+ * exactly once. How long each takes is measured, not asserted: the figures are written to {@code
+ * target/listener-failover-figures.txt}.
  */
 @ExtendWith(RedisExtension.class)
 class ListenerFailoverTests {
@@ -106,7 +107,10 @@ class ListenerFailoverTests {
 
     private List<String> arguments(String id) {
         return List.of(
-                "--spring.main.web-application-type=none",
+                // Tomcat with a graceful drain: leadership is released before the drain.
+                "--spring.main.web-application-type=servlet",
+                "--server.port=0",
+                "--server.shutdown=graceful",
                 "--spring.main.banner-mode=off",
                 "--spring.data.redis.url=" + server.url(),
                 "--spring.rabbitmq.host=" + rabbit.host(),
