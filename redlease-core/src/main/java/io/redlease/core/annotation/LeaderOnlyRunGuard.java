@@ -98,16 +98,8 @@ final class LeaderOnlyRunGuard implements MethodInterceptor {
             throw new IllegalStateException(
                     "redlease: @LeaderOnly method " + method.toGenericString() + " " + refusal);
         }
-        Advisor guard = null;
-        boolean foreignInside = false;
-        for (Advisor advisor : advisors) {
-            if (advisor.getAdvice() instanceof LeaderOnlyRunGuard) {
-                guard = advisor;
-            } else if (guard != null && !isOwn(advisor)) {
-                foreignInside = true;
-            }
-        }
-        if (guard == null || !foreignInside) {
+        Advisor guard = misplacedGuard(advisors);
+        if (guard == null) {
             return false;
         }
         if (advised.removeAdvisor(guard)) {
@@ -137,18 +129,27 @@ final class LeaderOnlyRunGuard implements MethodInterceptor {
         if (advised.isFrozen()) {
             return;
         }
+        Advisor guard = misplacedGuard(advised.getAdvisors());
+        if (guard != null && advised.removeAdvisor(guard)) {
+            advised.addAdvisor(guard);
+        }
+    }
+
+    /**
+     * Returns the run guard's advisor when advice other than redlease's own sits inside it, or null
+     * when the guard is innermost (or absent).
+     */
+    private static @Nullable Advisor misplacedGuard(Advisor[] advisors) {
         Advisor guard = null;
         boolean foreignInside = false;
-        for (Advisor advisor : advised.getAdvisors()) {
+        for (Advisor advisor : advisors) {
             if (advisor.getAdvice() instanceof LeaderOnlyRunGuard) {
                 guard = advisor;
             } else if (guard != null && !isOwn(advisor)) {
                 foreignInside = true;
             }
         }
-        if (guard != null && foreignInside && advised.removeAdvisor(guard)) {
-            advised.addAdvisor(guard);
-        }
+        return foreignInside ? guard : null;
     }
 
     /** Returns whether the advisor is redlease's own innermost advice (a once-per-slot run's). */

@@ -293,24 +293,17 @@ final class SlotSchedule implements ScheduledFuture<Object> {
      * learning the scheduler's clock like them) that runs the job's current slot and restarts the
      * chain after it.
      */
-    private final class Now implements SchedulingAwareRunnable, Trigger {
+    private final class Now extends OneShot {
 
         private final CompletableFuture<SlotJobs.Control> result;
-
-        private volatile boolean asked;
 
         Now(CompletableFuture<SlotJobs.Control> result) {
             this.result = result;
         }
 
         @Override
-        public @Nullable Instant nextExecution(TriggerContext context) {
-            if (asked) {
-                return null;
-            }
-            asked = true;
-            learn(context.getClock());
-            return context.getClock().instant();
+        Instant fireAt(Instant now) {
+            return now;
         }
 
         @Override
@@ -335,11 +328,6 @@ final class SlotSchedule implements ScheduledFuture<Object> {
         }
 
         @Override
-        public @Nullable String getQualifier() {
-            return qualifier;
-        }
-
-        @Override
         public String toString() {
             return job + " run now";
         }
@@ -350,15 +338,13 @@ final class SlotSchedule implements ScheduledFuture<Object> {
      * its own one-shot task it fires once, at its slot on the scheduler's clock (a catch-up at
      * once), and learns that clock.
      */
-    private final class Link implements SchedulingAwareRunnable, Trigger {
+    private final class Link extends OneShot {
 
         final long generation;
 
         final boolean catchUp;
 
         volatile @Nullable Instant slot;
-
-        private volatile boolean asked;
 
         Link(long generation, boolean catchUp, @Nullable Instant slot) {
             this.generation = generation;
@@ -367,20 +353,16 @@ final class SlotSchedule implements ScheduledFuture<Object> {
         }
 
         @Override
-        public @Nullable Instant nextExecution(TriggerContext context) {
-            if (asked) {
-                return null;
-            }
-            asked = true;
-            learn(context.getClock());
-            Instant now = context.getClock().instant();
+        @Nullable Instant fireAt(Instant now) {
             if (catchUp) {
                 return now;
             }
-            if (slot == null) {
-                slot = trigger().first(now);
+            Instant at = slot;
+            if (at == null) {
+                at = trigger().first(now);
+                slot = at;
             }
-            return slot;
+            return at;
         }
 
         @Override
@@ -395,13 +377,35 @@ final class SlotSchedule implements ScheduledFuture<Object> {
         }
 
         @Override
-        public @Nullable String getQualifier() {
-            return qualifier;
+        public String toString() {
+            return job + (catchUp ? " catch-up" : " slot " + slot);
+        }
+    }
+
+    /**
+     * A task that is its own trigger and fires once: the first time the scheduler asks, it learns
+     * the scheduler's clock and answers {@link #fireAt}; after that, never again.
+     */
+    private abstract class OneShot implements SchedulingAwareRunnable, Trigger {
+
+        private volatile boolean asked;
+
+        /** Returns when to fire, given the scheduler's time now; null never to. */
+        abstract @Nullable Instant fireAt(Instant now);
+
+        @Override
+        public final @Nullable Instant nextExecution(TriggerContext context) {
+            if (asked) {
+                return null;
+            }
+            asked = true;
+            learn(context.getClock());
+            return fireAt(context.getClock().instant());
         }
 
         @Override
-        public String toString() {
-            return job + (catchUp ? " catch-up" : " slot " + slot);
+        public final @Nullable String getQualifier() {
+            return qualifier;
         }
     }
 }
