@@ -376,12 +376,14 @@ final class SlotJob {
             Term term = jobs.leading(this);
             Progress at = term == null ? null : takeOver(term, schedule, now(schedule));
             if (term == null || at == null) {
-                return new RunNow(jobs.refused(this, SlotJobs.Refusal.NOT_LEADING), null);
+                return new RunNow(
+                        jobs.controls().refused(this, SlotJobControls.Refusal.NOT_LEADING), null);
             }
             SlotLedger.State state = readLedger(term);
             at.resumed(state.resumedAt());
             if (state.paused()) {
-                return new RunNow(jobs.refused(this, SlotJobs.Refusal.PAUSED), null);
+                return new RunNow(
+                        jobs.controls().refused(this, SlotJobControls.Refusal.PAUSED), null);
             }
             SlotTrigger trigger = schedule.trigger();
             Instant now = now(schedule);
@@ -394,19 +396,20 @@ final class SlotJob {
                 slot = trigger.after(handled != null ? handled : now);
             }
             if (slot == null) {
-                return new RunNow(jobs.refused(this, SlotJobs.Refusal.NOT_SCHEDULED), null);
+                return new RunNow(
+                        jobs.controls().refused(this, SlotJobControls.Refusal.NOT_SCHEDULED), null);
             }
             SlotRun.Outcome outcome = run(term, at, schedule, slot, false);
-            SlotJobs.Outcome result =
+            SlotJobControls.Outcome result =
                     switch (outcome) {
-                        case COMPLETED -> SlotJobs.Outcome.COMPLETED;
-                        case FAILED -> SlotJobs.Outcome.FAILED;
-                        default -> SlotJobs.Outcome.REFUSED;
+                        case COMPLETED -> SlotJobControls.Outcome.COMPLETED;
+                        case FAILED -> SlotJobControls.Outcome.FAILED;
+                        default -> SlotJobControls.Outcome.REFUSED;
                     };
-            SlotJobs.Refusal refusal =
+            SlotJobControls.Refusal refusal =
                     switch (outcome) {
-                        case PAUSED, SETTLED -> SlotJobs.Refusal.PAUSED;
-                        case NOT_STARTED -> SlotJobs.Refusal.NOT_LEADING;
+                        case PAUSED, SETTLED -> SlotJobControls.Refusal.PAUSED;
+                        case NOT_STARTED -> SlotJobControls.Refusal.NOT_LEADING;
                         default -> null;
                     };
             Instant next =
@@ -414,14 +417,14 @@ final class SlotJob {
                             ? null
                             : policy.next(at, schedule, slot);
             return new RunNow(
-                    new SlotJobs.Control(
+                    new SlotJobControls.Control(
                             id,
                             partitionOrNull(),
                             result,
                             refusal,
                             slot,
                             null,
-                            result != SlotJobs.Outcome.REFUSED),
+                            result != SlotJobControls.Outcome.REFUSED),
                     next);
         } finally {
             lock.unlock();
@@ -429,10 +432,10 @@ final class SlotJob {
     }
 
     /** What a run-now did, and where the schedule's next link goes (null: leave it). */
-    record RunNow(SlotJobs.Control control, @Nullable Instant next) {}
+    record RunNow(SlotJobControls.Control control, @Nullable Instant next) {}
 
-    SlotJobs.Control notScheduled() {
-        return jobs.notScheduled(this);
+    SlotJobControls.Control notScheduled() {
+        return jobs.controls().notScheduled(this);
     }
 
     @Nullable Integer partitionOrNull() {
@@ -476,14 +479,14 @@ final class SlotJob {
      * next run or link, fill it in), so that a health check or a scrape does not wait on an
      * unreachable Redis each time.
      */
-    SlotJobs.@Nullable PauseState pauseState() {
+    SlotJobControls.@Nullable PauseState pauseState() {
         Pause known = pause;
         if (known == null && !pauseAsked) {
             pauseAsked = true;
             refreshPause();
             known = pause;
         }
-        return known == null ? null : new SlotJobs.PauseState(known.pausedAt);
+        return known == null ? null : new SlotJobControls.PauseState(known.pausedAt);
     }
 
     /** Pauses or resumes the job on every instance; returns whether its state changed. */

@@ -72,7 +72,7 @@ final class SlotSchedule implements ScheduledFuture<Object> {
      * The operators' run-now calls waiting for the scheduler; cancelling the chain refuses them (a
      * call already running answers with its run's outcome).
      */
-    private final Set<CompletableFuture<SlotJobs.Control>> nows = new HashSet<>();
+    private final Set<CompletableFuture<SlotJobControls.Control>> nows = new HashSet<>();
 
     /** The thread running one of this schedule's slots, if any. */
     private volatile @Nullable Thread running;
@@ -114,8 +114,8 @@ final class SlotSchedule implements ScheduledFuture<Object> {
      *
      * @return what became of it; refused as not scheduled if the chain ends first
      */
-    CompletableFuture<SlotJobs.Control> runNow() {
-        CompletableFuture<SlotJobs.Control> result = new CompletableFuture<>();
+    CompletableFuture<SlotJobControls.Control> runNow() {
+        CompletableFuture<SlotJobControls.Control> result = new CompletableFuture<>();
         synchronized (this) {
             if (!ended.isDone()) {
                 try {
@@ -133,7 +133,7 @@ final class SlotSchedule implements ScheduledFuture<Object> {
         return result;
     }
 
-    private synchronized void forget(CompletableFuture<SlotJobs.Control> now) {
+    private synchronized void forget(CompletableFuture<SlotJobControls.Control> now) {
         nows.remove(now);
     }
 
@@ -239,7 +239,7 @@ final class SlotSchedule implements ScheduledFuture<Object> {
         if (pending != null) {
             pending.cancel(false);
         }
-        for (CompletableFuture<SlotJobs.Control> now : List.copyOf(nows)) {
+        for (CompletableFuture<SlotJobControls.Control> now : List.copyOf(nows)) {
             now.complete(job.notScheduled());
         }
         Thread thread = running;
@@ -295,9 +295,9 @@ final class SlotSchedule implements ScheduledFuture<Object> {
      */
     private final class Now extends OneShot {
 
-        private final CompletableFuture<SlotJobs.Control> result;
+        private final CompletableFuture<SlotJobControls.Control> result;
 
-        Now(CompletableFuture<SlotJobs.Control> result) {
+        Now(CompletableFuture<SlotJobControls.Control> result) {
             this.result = result;
         }
 

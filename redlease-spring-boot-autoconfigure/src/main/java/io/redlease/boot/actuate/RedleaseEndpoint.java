@@ -6,6 +6,7 @@ import io.redlease.core.Elections;
 import io.redlease.core.Elector;
 import io.redlease.core.partition.PartitionHolder;
 import io.redlease.core.partition.PartitionedElection;
+import io.redlease.core.scheduling.SlotJobControls;
 import io.redlease.core.scheduling.SlotJobs;
 import java.time.Duration;
 import java.time.Instant;
@@ -287,13 +288,13 @@ public class RedleaseEndpoint {
                             + job
                             + "'; once-per-slot jobs: "
                             + (jobs == null ? List.of() : jobs.jobIds()),
-                    SlotJobs.Refusal.UNKNOWN_JOB.value());
+                    SlotJobControls.Refusal.UNKNOWN_JOB.value());
         }
-        SlotJobs.Control control =
+        SlotJobControls.Control control =
                 switch (action == null ? "" : action) {
                     case "run" -> run(jobs, job, partition);
-                    case "pause" -> jobs.pause(job);
-                    case "resume" -> jobs.resume(job);
+                    case "pause" -> jobs.controls().pause(job);
+                    case "resume" -> jobs.controls().resume(job);
                     default ->
                             throw new InvalidEndpointRequestException(
                                     "redlease: action must be run, pause or resume, was '"
@@ -301,11 +302,16 @@ public class RedleaseEndpoint {
                                             + "'",
                                     "Invalid action");
                 };
-        if (control.refusal() == SlotJobs.Refusal.UNKNOWN_JOB) {
+        if (control.refusal() == SlotJobControls.Refusal.UNKNOWN_JOB) {
             throw new InvalidEndpointRequestException(
-                    "redlease: unknown job '" + job + "'", SlotJobs.Refusal.UNKNOWN_JOB.value());
+                    "redlease: unknown job '" + job + "'",
+                    SlotJobControls.Refusal.UNKNOWN_JOB.value());
         }
-        Instant pausedAt = jobs.pauseState(job).map(SlotJobs.PauseState::pausedAt).orElse(null);
+        Instant pausedAt =
+                jobs.controls()
+                        .pauseState(job)
+                        .map(SlotJobControls.PauseState::pausedAt)
+                        .orElse(null);
         return new JobControlDescriptor(
                 control.job(),
                 control.partition(),
@@ -319,10 +325,11 @@ public class RedleaseEndpoint {
                 pausedAt);
     }
 
-    private static SlotJobs.Control run(SlotJobs jobs, String job, @Nullable Integer partition) {
-        CompletableFuture<SlotJobs.Control> running;
+    private static SlotJobControls.Control run(
+            SlotJobs jobs, String job, @Nullable Integer partition) {
+        CompletableFuture<SlotJobControls.Control> running;
         try {
-            running = jobs.runNow(job, partition);
+            running = jobs.controls().runNow(job, partition);
         } catch (IllegalArgumentException ex) {
             // The message is the job's own ("redlease: ..."), naming the partition rule.
             throw new InvalidEndpointRequestException(

@@ -136,7 +136,8 @@ public class RedleaseHealthIndicator extends AbstractHealthIndicator {
 
     private void putPausedJobs(String id, boolean partitioned, Map<String, Object> details) {
         SlotJobs jobs = slotJobs;
-        List<String> paused = jobs == null ? List.of() : jobs.pausedJobs(id, partitioned);
+        List<String> paused =
+                jobs == null ? List.of() : jobs.controls().pausedJobs(id, partitioned);
         if (!paused.isEmpty()) {
             details.put("pausedJobs", paused);
         }

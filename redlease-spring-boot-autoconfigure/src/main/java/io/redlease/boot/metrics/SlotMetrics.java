@@ -82,7 +82,10 @@ public final class SlotMetrics implements MeterBinder {
     }
 
     private static double paused(SlotJobs jobs, String job) {
-        return jobs.pauseState(job).map(state -> state.paused() ? 1.0 : 0.0).orElse(Double.NaN);
+        return jobs.controls()
+                .pauseState(job)
+                .map(state -> state.paused() ? 1.0 : 0.0)
+                .orElse(Double.NaN);
     }
 
     private static Counter counter(MeterRegistry registry, String job, SlotJobs.Result result) {
