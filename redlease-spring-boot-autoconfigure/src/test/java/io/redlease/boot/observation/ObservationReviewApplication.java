@@ -18,6 +18,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProp
 import org.springframework.context.annotation.Bean;
 import org.springframework.scheduling.annotation.EnableScheduling;
 import org.springframework.scheduling.annotation.Scheduled;
+import reactor.core.publisher.Mono;
 
 /**
  * A traced application (OpenTelemetry, spans kept in memory) with leader-only work on the paths the
@@ -255,12 +256,17 @@ class ObservationReviewApplication {
         }
     }
 
-    /** A leader-only method returning a stage. */
+    /** Leader-only methods returning a stage and a publisher. */
     static class Staged {
 
         @LeaderOnly
         public CompletableFuture<String> call() {
             return CompletableFuture.completedFuture("done");
+        }
+
+        @LeaderOnly
+        public Mono<String> mono() {
+            return Mono.just("done");
         }
     }
 

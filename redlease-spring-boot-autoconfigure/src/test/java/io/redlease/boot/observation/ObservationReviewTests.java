@@ -320,19 +320,25 @@ class ObservationReviewTests {
     }
 
     @Test
-    void aMethodReturningAStageIsObservedAlikeOnTheLeaderAndTheFollower() throws Exception {
+    void methodsReturningAStageOrAPublisherAreObservedAlikeOnTheLeaderAndTheFollower()
+            throws Exception {
         ConfigurableApplicationContext a = leader();
         ConfigurableApplicationContext b = instance("b");
         assertThat(a.getBean(ObservationReviewApplication.Staged.class).call().get())
                 .isEqualTo("done");
         assertThat(b.getBean(ObservationReviewApplication.Staged.class).call().get()).isNull();
-        long onLeader = count(spans(a), "leader-only Staged.call");
-        long onFollower = count(spans(b), "leader-only Staged.call");
-        assertThat(onFollower)
-                .as(
-                        "calls observed on the follower (skipped) and on the leader (ran: %s)",
-                        onLeader)
-                .isEqualTo(onLeader);
+        assertThat(a.getBean(ObservationReviewApplication.Staged.class).mono().block())
+                .isEqualTo("done");
+        assertThat(b.getBean(ObservationReviewApplication.Staged.class).mono().block()).isNull();
+        for (String method : List.of("call", "mono")) {
+            long onLeader = count(spans(a), "leader-only Staged." + method);
+            long onFollower = count(spans(b), "leader-only Staged." + method);
+            assertThat(onFollower)
+                    .as(
+                            "calls of %s observed on the follower and on the leader (%s)",
+                            method, onLeader)
+                    .isEqualTo(onLeader);
+        }
     }
 
     @Test
