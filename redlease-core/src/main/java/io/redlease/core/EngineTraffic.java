@@ -11,8 +11,9 @@ import org.springframework.data.redis.core.script.RedisScript;
 
 /**
  * Tells redlease's own background Redis traffic apart from the application's: the scripts of
- * acquires, renewals, releases, heartbeats, leader information, partition membership and ledger
- * claims, and the subscription to release notifications. A traced client's observation of such a
+ * acquires, renewals, releases, heartbeats, leader information, partition membership, ledger claims
+ * and the ledger reads of once-per-slot scheduling, the balancing's read of the partitions' lease
+ * keys, and the subscription to release notifications. A traced client's observation of such a
  * command (Lettuce's, in a Spring Boot application) can be declined with it, so that redlease's
  * background work starts no trace of its own.
  *
@@ -29,12 +30,15 @@ public final class EngineTraffic {
                     Scripts.RENEW,
                     Scripts.RELEASE,
                     Scripts.SLOT_CLAIM,
+                    Scripts.SLOT_READ,
                     Scripts.LEADER_INFO_PUBLISH,
                     Scripts.LEADER_INFO_REFRESH,
                     Scripts.LEADER_INFO_REMOVE,
                     Scripts.CANDIDATE_HEARTBEAT,
                     Scripts.CANDIDATE_REMOVE,
                     RedisScript.of(load("partition/members.lua")));
+
+    private static final String LEASE_KEY_SUFFIX = ":leader";
 
     private static final Set<String> SHAS = new HashSet<>();
 
@@ -55,6 +59,22 @@ public final class EngineTraffic {
      */
     public static boolean isEngineScript(String shaOrScript) {
         return SHAS.contains(shaOrScript) || BODIES.contains(shaOrScript);
+    }
+
+    /**
+     * Returns whether an {@code MGET} of these keys is the read of a partitioned election's lease
+     * keys ({@code <name>:leader}) that its balancing makes each round.
+     */
+    public static boolean isEngineRead(List<String> keys) {
+        if (keys.isEmpty()) {
+            return false;
+        }
+        for (String key : keys) {
+            if (!key.endsWith(LEASE_KEY_SUFFIX)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**

@@ -259,14 +259,15 @@ final class LeaseProtocol {
     }
 
     /**
-     * Reads a hash's fields and values on the election's script runner, for a caller that bounds
-     * the wait (see {@link #hashOf}).
+     * Reads a once-per-slot job's ledger for its scheduling on the election's script runner, for a
+     * caller that bounds the wait (see {@link #hashOf}); background traffic ({@link
+     * EngineTraffic}).
      */
-    CompletableFuture<List<Object>> readHashAsync(String key) {
-        return runner.run(Scripts.READ_HASH, List.of(key), List.of());
+    CompletableFuture<List<Object>> readLedgerAsync(String key) {
+        return runner.run(Scripts.SLOT_READ, List.of(key), List.of());
     }
 
-    /** Returns the fields and values of a {@link #readHashAsync} reply; empty for none. */
+    /** Returns the fields and values of a {@link #readLedgerAsync} reply; empty for none. */
     static Map<String, String> hashOf(@Nullable List<Object> reply) {
         Map<String, String> entries = new HashMap<>();
         if (reply != null) {

@@ -36,6 +36,8 @@ final class Scripts {
 
     static final RedisScript<List<Object>> READ_HASH = RedisScript.of(load("read-hash.lua"), LIST);
 
+    static final RedisScript<List<Object>> SLOT_READ = RedisScript.of(load("slot-read.lua"), LIST);
+
     static final RedisScript<List<Object>> SLOT_CLAIM =
             RedisScript.of(load("slot-claim.lua"), LIST);
 

@@ -66,7 +66,9 @@ public final class SlotLedger {
 
     /**
      * Reads the ledger, waiting no longer than a fenced write would: for a term, until its
-     * deadline; without one, the election's time to live. One round trip.
+     * deadline; without one, the election's time to live. One round trip. This is the read the
+     * job's scheduling makes (before each run, and at a follower's ticks): redlease's background
+     * traffic, which a traced client's observation declines ({@link EngineTraffic}).
      *
      * @param term the term the read is for, or null
      * @throws FenceOutcomeUnknownException when no reply came within the bound
@@ -76,7 +78,7 @@ public final class SlotLedger {
         return State.of(
                 LeaseProtocol.hashOf(
                         elector.fencedWrites()
-                                .await(elector.protocol().readHashAsync(key), token, term)));
+                                .await(elector.protocol().readLedgerAsync(key), token, term)));
     }
 
     /**

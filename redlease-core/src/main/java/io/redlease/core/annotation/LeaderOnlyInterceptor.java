@@ -137,6 +137,9 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
             }
             return publisher;
         }
+        // A method returning a stage is not reported to the run listeners, run or not: its run
+        // goes on after the call returns.
+        LeaderOnlyRuns reported = plan.async() ? LeaderOnlyRuns.NONE : runs;
         Term term = termOf(elector);
         if (term == null || !term.isActive()) {
             // Not leading, or work of an ended term that may not start leader-only work.
@@ -145,7 +148,8 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
                     targetClass,
                     leaderOnly,
                     elector,
-                    term == null ? Reason.NOT_LEADER : Reason.TERM_ENDED);
+                    term == null ? Reason.NOT_LEADER : Reason.TERM_ENDED,
+                    reported);
         }
         try {
             if (plan.async()) {
@@ -176,7 +180,8 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
         } catch (TermEndedException ex) {
             if (ex.term() == term && ex.isBeforeStart()) {
                 // The term ended between the check and the call: the method did not run.
-                return notLeader(method, targetClass, leaderOnly, elector, Reason.TERM_ENDED);
+                return notLeader(
+                        method, targetClass, leaderOnly, elector, Reason.TERM_ENDED, reported);
             }
             throw ex;
         } catch (UndeclaredThrowableException ex) {
@@ -262,7 +267,8 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
             @Nullable Class<?> targetClass,
             LeaderOnly leaderOnly,
             Elector elector,
-            Reason reason) {
+            Reason reason,
+            LeaderOnlyRuns reports) {
         Class<?> type = method.getReturnType();
         LeaderOnlyRun call =
                 new LeaderOnlyRun(
@@ -273,11 +279,11 @@ final class LeaderOnlyInterceptor implements MethodInterceptor {
                         elector.instanceId());
         if (leaderOnly.whenNotLeader() == WhenNotLeader.REJECT
                 || (type.isPrimitive() && type != void.class)) {
-            runs.notRun(call, Outcome.REJECTED);
+            reports.notRun(call, Outcome.REJECTED);
             throw notLeaderException(method, elector);
         }
         skips.skipped(elector.name(), targetClass, method, reason);
-        runs.notRun(
+        reports.notRun(
                 call,
                 reason == Reason.NOT_LEADER
                         ? Outcome.SKIPPED_NOT_LEADER

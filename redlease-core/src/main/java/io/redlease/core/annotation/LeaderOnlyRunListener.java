@@ -18,8 +18,10 @@ import org.jspecify.annotations.Nullable;
  * <p>{@link LeaderOnlyAnnotationBeanPostProcessor} uses every bean of this type in its bean
  * factory, found once all singletons exist (calls made while the context is still starting are not
  * reported). A listener that throws before it proceeds is logged at WARN and the run goes on
- * without it; one that throws after is logged at WARN and does not change the call's result. The
- * runs of methods returning a reactive type are not reported (they run when subscribed, elsewhere).
+ * without it; one that throws after is logged at WARN and does not change the call's result. Calls
+ * of methods returning a reactive type or a {@link java.util.concurrent.CompletionStage} are not
+ * reported, whether they run or not (their work goes on after the call returns, elsewhere); a
+ * once-per-slot job's reactive run is, from its subscription to its mark.
  */
 public interface LeaderOnlyRunListener {
 

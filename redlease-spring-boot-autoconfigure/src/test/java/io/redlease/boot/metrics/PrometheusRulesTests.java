@@ -69,13 +69,16 @@ class PrometheusRulesTests {
                 .contains("SUCCESS");
     }
 
+    /**
+     * The rules name only series the meters export. The dashboard (and the rules again, labels
+     * included) are checked against a running application's scrape by {@code
+     * DashboardContractTests}: its once-per-slot panels need a scheduled job, which this registry
+     * of the election's meters alone does not have.
+     */
     @Test
-    void theRulesAndTheDashboardUseOnlyExportedSeries() throws IOException {
+    void theRulesUseOnlyExportedSeries() throws IOException {
         Set<String> exported = exportedSeries();
-        for (Path file :
-                List.of(
-                        ops().resolve("prometheus/redlease-rules.yml"),
-                        ops().resolve("grafana/redlease-dashboard.json"))) {
+        for (Path file : List.of(ops().resolve("prometheus/redlease-rules.yml"))) {
             Set<String> used = new TreeSet<>();
             // Label names of the observations start with redlease_ too: drop matchers, groupings
             // and legends before looking for series.

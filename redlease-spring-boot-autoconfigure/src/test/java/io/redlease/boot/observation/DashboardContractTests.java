@@ -3,11 +3,16 @@ package io.redlease.boot.observation;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.sun.net.httpserver.HttpServer;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.redlease.core.Elector;
 import io.redlease.test.PrometheusServer;
 import io.redlease.test.RedisExtension;
 import io.redlease.test.RedisServer;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -33,10 +38,11 @@ import org.yaml.snakeyaml.Yaml;
 
 /**
  * The shipped dashboard ({@code ops/grafana}) and alert rules ({@code ops/prometheus}) against what
- * a running application exports: every {@code redlease_*} series a panel or a rule names is in the
- * application's Prometheus scrape, every label they match or group by is one of that series' labels
- * (or one Prometheus adds: {@code job}, {@code instance}), and every panel's expression parses
- * ({@code promtool}).
+ * a running application exports, as a real Prometheus scrapes it: every {@code redlease_*} series a
+ * panel or a rule names is among the scraped series, every label they match or group by is one of
+ * that series' labels there (or one Prometheus adds: {@code job}, {@code instance}), every panel's
+ * query runs on the scraped data, and every panel's expression parses ({@code promtool}). The
+ * application has a once-per-slot job and a job run per partition, so their meters are exported.
  */
 @ExtendWith(RedisExtension.class)
 class DashboardContractTests {
@@ -51,10 +57,22 @@ class DashboardContractTests {
     /** Labels the Prometheus server adds to every scraped series. */
     private static final Set<String> TARGET_LABELS = Set.of("job", "instance");
 
+    private static final Duration WAIT = Duration.ofSeconds(30);
+
     private ConfigurableApplicationContext context;
+
+    private HttpServer scrapeEndpoint;
+
+    private PrometheusServer prometheus;
 
     @AfterEach
     void tearDown() {
+        if (prometheus != null) {
+            prometheus.close();
+        }
+        if (scrapeEndpoint != null) {
+            scrapeEndpoint.stop(0);
+        }
         if (context != null) {
             context.close();
         }
@@ -64,20 +82,50 @@ class DashboardContractTests {
     void panelsAndRulesUseOnlyWhatARunningApplicationExports(RedisServer server) throws Exception {
         String name = "redlease-dashboard:" + System.nanoTime();
         context =
-                new SpringApplicationBuilder(TracedApplication.class)
+                new SpringApplicationBuilder(ObservationReviewApplication.class)
                         .web(WebApplicationType.NONE)
                         .properties(
                                 "spring.data.redis.url=" + server.url(),
                                 "redlease.name=" + name,
                                 "redlease.instance-id=dashboard",
-                                "redlease.ttl=1s")
+                                "redlease.ttl=1s",
+                                "redlease.partitions.shards.count=2")
                         .run();
         Elector elector = context.getBean(Elector.class);
-        await().atMost(Duration.ofSeconds(30)).until(elector::isLeader);
-        TracedApplication.TracedJob job = context.getBean(TracedApplication.TracedJob.class);
-        await().atMost(Duration.ofSeconds(30)).until(() -> !job.contexts().isEmpty());
-        Map<String, Set<String>> exported =
-                exported(context.getBean(PrometheusMeterRegistry.class).scrape());
+        await().atMost(WAIT).until(elector::isLeader);
+        // A once-per-slot run and a run per partition: their meters and observations exist.
+        ObservationReviewApplication.Reports reports =
+                context.getBean(ObservationReviewApplication.Reports.class);
+        ObservationReviewApplication.Shards shards =
+                context.getBean(ObservationReviewApplication.Shards.class);
+        await().atMost(WAIT)
+                .until(() -> !reports.contexts().isEmpty() && !shards.contexts().isEmpty());
+        PrometheusMeterRegistry registry = context.getBean(PrometheusMeterRegistry.class);
+        Set<String> expected = exported(registry.scrape()).keySet();
+        scrapeEndpoint = endpoint(registry);
+        // A real Prometheus scrapes the application: the series and labels as a query sees them
+        // (an exported label Prometheus sets itself, such as job, is renamed exported_job).
+        prometheus =
+                PrometheusServer.start(
+                        "redlease-app",
+                        List.of("127.0.0.1:" + scrapeEndpoint.getAddress().getPort()),
+                        Duration.ofSeconds(1),
+                        List.of());
+        Map<String, Set<String>> exported = new HashMap<>();
+        await().atMost(WAIT)
+                .untilAsserted(
+                        () -> {
+                            exported.clear();
+                            exported.putAll(scraped(prometheus));
+                            assertThat(exported.keySet())
+                                    .as("series Prometheus scraped")
+                                    .containsAll(
+                                            expected.stream()
+                                                    .filter(
+                                                            series ->
+                                                                    series.startsWith("redlease_"))
+                                                    .toList());
+                        });
 
         Path ops = ops();
         List<String> problems = new ArrayList<>();
@@ -86,6 +134,8 @@ class DashboardContractTests {
         assertThat(panels).isNotEmpty();
         for (Map.Entry<String, String> panel : panels.entrySet()) {
             check("panel '" + panel.getKey() + "'", panel.getValue(), exported, problems);
+            // Each panel's query runs on the scraped data (an instant vector, empty or not).
+            prometheus.query(concrete(panel.getValue()));
         }
         Map<String, String> rules = ruleExpressions(ops.resolve("prometheus/redlease-rules.yml"));
         assertThat(rules).isNotEmpty();
@@ -102,14 +152,10 @@ class DashboardContractTests {
         StringBuilder rules = new StringBuilder("groups:\n  - name: panels\n    rules:\n");
         int i = 0;
         for (String expr : panels.values()) {
-            String concrete =
-                    expr.replace("$__rate_interval", "1m")
-                            .replace("$job", ".*")
-                            .replace("$election", ".*");
             rules.append("      - record: panel:")
                     .append(i++)
                     .append("\n        expr: '")
-                    .append(concrete.replace("'", "''"))
+                    .append(concrete(expr).replace("'", "''"))
                     .append("'\n");
         }
         Path file = Files.createTempFile("redlease-panels", ".yml");
@@ -119,6 +165,43 @@ class DashboardContractTests {
         } finally {
             Files.deleteIfExists(file);
         }
+    }
+
+    /** Returns a panel's expression with the dashboard's variables given values. */
+    private static String concrete(String expr) {
+        return expr.replace("$__rate_interval", "1m")
+                .replace("$job", ".*")
+                .replace("$election", ".*");
+    }
+
+    /** Returns each redlease series a Prometheus server holds, with its label names. */
+    private static Map<String, Set<String>> scraped(PrometheusServer prometheus) {
+        Map<String, Set<String>> series = new HashMap<>();
+        for (PrometheusServer.Sample sample : prometheus.query("{__name__=~\"redlease_.+\"}")) {
+            Set<String> labels = new TreeSet<>(sample.labels().keySet());
+            labels.remove("__name__");
+            series.computeIfAbsent(sample.label("__name__"), key -> new TreeSet<>()).addAll(labels);
+        }
+        return series;
+    }
+
+    /** Serves the registry's scrape at {@code /metrics} on a free loopback port. */
+    private static HttpServer endpoint(PrometheusMeterRegistry registry) throws IOException {
+        HttpServer http =
+                HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        http.createContext(
+                "/metrics",
+                exchange -> {
+                    byte[] body = registry.scrape().getBytes(StandardCharsets.UTF_8);
+                    exchange.getResponseHeaders()
+                            .add("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+                    exchange.sendResponseHeaders(200, body.length);
+                    try (OutputStream out = exchange.getResponseBody()) {
+                        out.write(body);
+                    }
+                });
+        http.start();
+        return http;
     }
 
     /** Checks the series and labels of one expression against the export. */
