@@ -32,8 +32,11 @@ public final class SlotMetrics implements MeterBinder {
     /** Gauge: 1 while the job is paused, 0 while it runs. */
     public static final String PAUSED = "redlease.slot.paused";
 
-    /** Tag: the job. */
-    public static final String TAG_JOB = "job";
+    /**
+     * Tag: the job's id ({@code bean.method}). Not {@code job}, which Prometheus reserves for the
+     * scrape job.
+     */
+    public static final String TAG_JOB = "redlease.job";
 
     /** Tag: the outcome of a slot. */
     public static final String TAG_RESULT = "result";

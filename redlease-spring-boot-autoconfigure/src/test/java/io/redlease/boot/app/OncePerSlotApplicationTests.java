@@ -230,7 +230,10 @@ class OncePerSlotApplicationTests {
                                                 slotsCounted(registry, "run")
                                                         + slotsCounted(registry, "caught-up"))
                                         .isGreaterThanOrEqualTo(2));
-        assertThat(registry.get("redlease.slot.lag").tag("job", "reports.everySecond").gauge())
+        assertThat(
+                        registry.get("redlease.slot.lag")
+                                .tag("redlease.job", "reports.everySecond")
+                                .gauge())
                 .isNotNull();
 
         RedleaseEndpoint endpoint = last.getBean(RedleaseEndpoint.class);
@@ -247,7 +250,7 @@ class OncePerSlotApplicationTests {
     private static double slotsCounted(MeterRegistry registry, String result) {
         Counter counter =
                 registry.find("redlease.slots")
-                        .tag("job", "reports.everySecond")
+                        .tag("redlease.job", "reports.everySecond")
                         .tag("result", result)
                         .counter();
         return counter == null ? 0 : counter.count();

@@ -399,7 +399,7 @@ class OncePerSlotControlsApplicationTests {
         Counter counter =
                 context.getBean(MeterRegistry.class)
                         .find("redlease.slots")
-                        .tag("job", JOB)
+                        .tag("redlease.job", JOB)
                         .tag("result", result)
                         .counter();
         return counter == null ? 0 : counter.count();
@@ -409,7 +409,7 @@ class OncePerSlotControlsApplicationTests {
         Gauge gauge =
                 context.getBean(MeterRegistry.class)
                         .find("redlease.slot.paused")
-                        .tag("job", JOB)
+                        .tag("redlease.job", JOB)
                         .gauge();
         return gauge == null ? Double.NaN : gauge.value();
     }

@@ -150,12 +150,12 @@ class PartitionedOncePerSlotControlsApplicationTests {
                 .until(
                         () ->
                                 registry.get("redlease.slots")
-                                                .tag("job", JOB)
+                                                .tag("redlease.job", JOB)
                                                 .tag("result", "paused")
                                                 .counter()
                                                 .count()
                                         >= 4);
-        assertThat(registry.get("redlease.slot.paused").tag("job", JOB).gauge().value())
+        assertThat(registry.get("redlease.slot.paused").tag("redlease.job", JOB).gauge().value())
                 .isEqualTo(1.0);
         assertThat(pausedJobs()).containsExactly(JOB);
         assertThat(endpoint.job("jobs", JOB, "run", 0).refusal()).isEqualTo("paused");

@@ -104,7 +104,8 @@ class DashboardContractTests {
         Set<String> expected = exported(registry.scrape()).keySet();
         scrapeEndpoint = endpoint(registry);
         // A real Prometheus scrapes the application: the series and labels as a query sees them
-        // (an exported label Prometheus sets itself, such as job, is renamed exported_job).
+        // (an exported label that Prometheus sets itself, such as job, would be renamed
+        // exported_job).
         prometheus =
                 PrometheusServer.start(
                         "redlease-app",
