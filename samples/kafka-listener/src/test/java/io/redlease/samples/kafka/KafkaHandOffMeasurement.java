@@ -30,10 +30,14 @@ import org.junit.jupiter.api.extension.ExtendWith;
  *
  * <pre>
  * mvn -B -ntp verify -pl samples/kafka-listener -am -Dtest=KafkaHandOffMeasurement \
- *     -Dsurefire.failIfNoSpecifiedTests=false -Dsettings=static,dynamic -Dhandoffs=5
+ *     -Dsurefire.failIfNoSpecifiedTests=false -Dredlease.test.timeout=30m -Dredlease.test.forks=1 \
+ *     -Dsettings=static,dynamic -Dhandoffs=5
  * </pre>
  *
- * It prints one {@code KAFKA-HANDOFF} line per setting (milliseconds) and appends it to {@code
+ * ({@code -DnodeArgs="--logging.level.org.apache.kafka.clients.consumer=INFO"} adds arguments to
+ * every node, to trace a hand-off in the nodes' output beside the events file).
+ *
+ * <p>It prints one {@code KAFKA-HANDOFF} line per setting (milliseconds) and appends it to {@code
  * target/kafka-handoff-figures.txt}. The settings:
  *
  * <ul>
@@ -173,6 +177,10 @@ class KafkaHandOffMeasurement {
                                 "--logging.level.io.redlease.samples.demo=INFO"));
         arguments.addAll(orders.arguments());
         arguments.addAll(extra);
+        String more = System.getProperty("nodeArgs", "").trim(); // for tracing, e.g. log levels
+        if (!more.isEmpty()) {
+            arguments.addAll(Arrays.asList(more.split("\\s+")));
+        }
         return arguments;
     }
 
