@@ -167,9 +167,10 @@ final class ListenerContainers {
             String group = kafka.getGroupId();
             String[] topics = kafka.getContainerProperties().getTopics();
             return () -> {
-                try (org.apache.kafka.clients.consumer.Consumer<?, ?> consumer =
+                org.apache.kafka.clients.consumer.Consumer<?, ?> consumer =
                         consumers.createConsumer(
-                                group == null ? null : group + "-warm-up", null, "-warm-up")) {
+                                group == null ? null : group + "-warm-up", null, "-warm-up");
+                try {
                     if (topics == null || topics.length == 0) {
                         consumer.listTopics(METADATA_TIMEOUT);
                     } else {
@@ -177,8 +178,17 @@ final class ListenerContainers {
                             consumer.partitionsFor(topic, METADATA_TIMEOUT);
                         }
                     }
+                } finally {
+                    // Nothing to commit or leave; do not wait for a broker that does not answer.
+                    close(consumer);
                 }
             };
+        }
+
+        /** Closes at once; {@code close(Duration)} is deprecated in 4.1 but in every 4.x client. */
+        @SuppressWarnings("deprecation")
+        private static void close(org.apache.kafka.clients.consumer.Consumer<?, ?> consumer) {
+            consumer.close(java.time.Duration.ZERO);
         }
 
         static void add(ListableBeanFactory beanFactory, List<Registry> registries) {
