@@ -52,6 +52,12 @@ final class ListenerContainers {
      */
     static @Nullable Runnable warmUp(SmartLifecycle container, ClassLoader classLoader) {
         if (ClassUtils.isPresent(
+                        "org.springframework.kafka.listener.AbstractMessageListenerContainer",
+                        classLoader)
+                && Kafka.owns(container)) {
+            return Kafka.warmUp(container);
+        }
+        if (ClassUtils.isPresent(
                 "org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer",
                 classLoader)) {
             return Rabbit.warmUp(container);
@@ -123,6 +129,67 @@ final class ListenerContainers {
     }
 
     private static final class Kafka {
+
+        /** How long the warm-up waits for the broker's metadata. */
+        private static final java.time.Duration METADATA_TIMEOUT = java.time.Duration.ofSeconds(10);
+
+        static boolean owns(SmartLifecycle container) {
+            return container
+                    instanceof
+                    org.springframework.kafka.listener.AbstractMessageListenerContainer<?, ?>;
+        }
+
+        /**
+         * Returns a metadata round trip through a consumer of the container's consumer factory,
+         * closed again; null if the factory cannot be read. The container creates a consumer of its
+         * own when it starts (the client shares no connection between consumers), so what the
+         * warm-up does ahead of the election is run the client once (its classes loaded, the
+         * broker's address and the topics' metadata checked). The consumer is in a group of its own
+         * ({@code <group>-warm-up}) and never subscribes, joins or commits.
+         */
+        static @Nullable Runnable warmUp(SmartLifecycle container) {
+            org.springframework.kafka.listener.AbstractMessageListenerContainer<?, ?> kafka =
+                    (org.springframework.kafka.listener.AbstractMessageListenerContainer<?, ?>)
+                            container;
+            // The container keeps its consumer factory in a protected field, with no accessor.
+            Object factory;
+            try {
+                factory =
+                        new org.springframework.beans.DirectFieldAccessor(kafka)
+                                .getPropertyValue("consumerFactory");
+            } catch (org.springframework.beans.BeansException ex) {
+                return null;
+            }
+            if (!(factory
+                    instanceof org.springframework.kafka.core.ConsumerFactory<?, ?> consumers)) {
+                return null;
+            }
+            String group = kafka.getGroupId();
+            String[] topics = kafka.getContainerProperties().getTopics();
+            return () -> {
+                org.apache.kafka.clients.consumer.Consumer<?, ?> consumer =
+                        consumers.createConsumer(
+                                group == null ? null : group + "-warm-up", null, "-warm-up");
+                try {
+                    if (topics == null || topics.length == 0) {
+                        consumer.listTopics(METADATA_TIMEOUT);
+                    } else {
+                        for (String topic : topics) {
+                            consumer.partitionsFor(topic, METADATA_TIMEOUT);
+                        }
+                    }
+                } finally {
+                    // Nothing to commit or leave; do not wait for a broker that does not answer.
+                    close(consumer);
+                }
+            };
+        }
+
+        /** Closes at once; {@code close(Duration)} is deprecated in 4.1 but in every 4.x client. */
+        @SuppressWarnings("deprecation")
+        private static void close(org.apache.kafka.clients.consumer.Consumer<?, ?> consumer) {
+            consumer.close(java.time.Duration.ZERO);
+        }
 
         static void add(ListableBeanFactory beanFactory, List<Registry> registries) {
             for (org.springframework.kafka.config.KafkaListenerEndpointRegistry registry :
