@@ -21,10 +21,10 @@ import org.apache.activemq.artemis.core.settings.impl.AddressSettings;
  * ({@link #url()}, for {@code spring.artemis.broker-url} in native mode).
  *
  * <p>The broker keeps messages in memory (no journal), accepts any user (security off), and sends a
- * message that exhausted its delivery attempts to the queue {@value #DEAD_LETTERS}, where a test
- * can count it ({@link #messageCount(String)}) instead of the broker dropping it. Tests take queues
- * of their own from {@link #newQueue(String)}. {@link #shared()} gives one broker to the whole test
- * JVM; it ends with the JVM, its directory deleted.
+ * message that exhausted its delivery attempts (or expired) to the queue {@value #DEAD_LETTERS},
+ * where a test can count it ({@link #messageCount(String)}) instead of the broker dropping it.
+ * Tests take queues of their own from {@link #newQueue(String)}. {@link #shared()} gives one broker
+ * to the whole test JVM; it ends with the JVM, its directory deleted.
  *
  * <p>It needs {@code org.apache.activemq:artemis-server} on the test class path (an optional
  * dependency of this module).
@@ -125,6 +125,7 @@ public final class ArtemisServer implements AutoCloseable {
                 "#",
                 new AddressSettings()
                         .setDeadLetterAddress(SimpleString.of(DEAD_LETTERS))
+                        .setExpiryAddress(SimpleString.of(DEAD_LETTERS))
                         .setAutoCreateDeadLetterResources(false));
         configuration.registerBrokerPlugin(
                 new ActiveMQServerSessionPlugin() {
