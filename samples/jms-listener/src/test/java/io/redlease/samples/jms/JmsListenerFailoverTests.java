@@ -212,6 +212,8 @@ class JmsListenerFailoverTests {
                         .orElseThrow();
         assertThat(lastOfLeader).isLessThanOrEqualTo(drained.time());
         assertThat(drained.time()).isLessThanOrEqualTo(firstOfSuccessor.time());
+        Event elected = nodes.await(after(terminated, "elected").and(by(successor)), WAIT);
+        Event received = nodes.await(after(terminated, "first-received").and(by(successor)), WAIT);
         figures.add(
                 "graceful hand-off (SIGTERM): predecessor drained in "
                         + drained.details().get("millis")
@@ -219,7 +221,13 @@ class JmsListenerFailoverTests {
                         + (firstOfSuccessor.time() - lastOfLeader)
                         + " ms and its container's stop "
                         + (firstOfSuccessor.time() - drained.time())
-                        + " ms before the successor's first order (no overlap)");
+                        + " ms before the successor's first order (no overlap); successor elected "
+                        + (elected.time() - lastOfLeader)
+                        + " ms after the last order, its first receive "
+                        + (received.time() - elected.time())
+                        + " ms after its election, that order applied "
+                        + (firstOfSuccessor.time() - received.time())
+                        + " ms later");
         await().atMost(WAIT).until(() -> !nodes.isAlive(leader));
         restart(leader);
         awaitConsumed(successor, terminated, 20);
