@@ -48,7 +48,8 @@ final class ListenerContainers {
     /**
      * Returns what opens a listener container's broker connection ahead of its start: for a
      * RabbitMQ container, a connection of its connection factory, closed again (a caching
-     * connection factory, Boot's default, keeps it open for the container); null for others.
+     * connection factory, Boot's default, keeps it open for the container); for a JMS container, a
+     * connection and a session of its connection factory, both closed again; null for others.
      */
     static @Nullable Runnable warmUp(SmartLifecycle container, ClassLoader classLoader) {
         Runnable jms =
