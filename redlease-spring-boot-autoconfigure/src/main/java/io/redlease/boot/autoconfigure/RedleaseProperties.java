@@ -61,9 +61,10 @@ public class RedleaseProperties {
     private ShutdownOrder shutdownOrder = ShutdownOrder.BEFORE_HTTP_DRAIN;
 
     /**
-     * Whether a follower opens the broker connection of its leader-only RabbitMQ listener
-     * containers at startup, so that a container starts without a connection handshake when this
-     * instance is elected.
+     * Whether a follower warms up the broker clients of its leader-only listener containers at
+     * startup, so that a container starts without a first connection when this instance is elected:
+     * RabbitMQ's connection stays open, a JMS connection and session are opened and closed, a Kafka
+     * consumer makes one metadata round trip.
      */
     private boolean warmStandby = true;
 
