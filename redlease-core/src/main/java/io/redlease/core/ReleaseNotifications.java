@@ -255,6 +255,14 @@ final class ReleaseNotifications {
             void released();
 
             /**
+             * Another instance released the lease of the election with this release channel (for a
+             * registration of several channels); by default {@link #released()}.
+             */
+            default void released(byte[] channel) {
+                released();
+            }
+
+            /**
              * The channel's subscription is in place: subscribed, or restored by the client after a
              * lost connection.
              */
@@ -342,7 +350,7 @@ final class ReleaseNotifications {
         @Override
         public void onMessage(Message message, byte @Nullable [] pattern) {
             if (!Arrays.equals(message.getBody(), ownId)) {
-                listener.released();
+                listener.released(message.getChannel());
             }
         }
 

@@ -1,11 +1,16 @@
 package io.redlease.core;
 
 import io.redlease.core.ReleaseNotifications.Registration;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.IntConsumer;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.RedisAccessor;
@@ -38,8 +43,12 @@ public final class ReleaseWatch {
             RedisConnectionFactory factory,
             List<String> electionNames,
             String ownId,
-            Runnable heard) {
+            IntConsumer heard) {
         List<String> channels = electionNames.stream().map(LeaseProtocol::releaseChannel).toList();
+        Map<ByteBuffer, Integer> indexes = new HashMap<>();
+        for (int i = 0; i < channels.size(); i++) {
+            indexes.put(ByteBuffer.wrap(channels.get(i).getBytes(StandardCharsets.UTF_8)), i);
+        }
         this.registration =
                 ReleaseNotifications.register(
                         factory,
@@ -48,7 +57,12 @@ public final class ReleaseWatch {
                         new Registration.Listener() {
                             @Override
                             public void released() {
-                                heard.run();
+                                heard.accept(-1);
+                            }
+
+                            @Override
+                            public void released(byte[] channel) {
+                                heard.accept(indexes.getOrDefault(ByteBuffer.wrap(channel), -1));
                             }
 
                             @Override
@@ -56,7 +70,7 @@ public final class ReleaseWatch {
                                 interruptedAt = 0;
                                 // A release announced before the subscription was in place was
                                 // not heard.
-                                heard.run();
+                                heard.accept(-1);
                             }
 
                             @Override
@@ -72,14 +86,15 @@ public final class ReleaseWatch {
      *
      * @param electionNames the elections whose releases to hear
      * @param ownId releases by this instance id are not reported
-     * @param heard run on a client thread for each release heard and whenever the subscription
-     *     lands (a release may have been missed before); it must not block
+     * @param heard called on a client thread with the index in {@code electionNames} of each
+     *     release heard, and with -1 whenever the subscription lands (a release may have been
+     *     missed before); it must not block
      */
     public static Optional<ReleaseWatch> open(
             RedisOperations<String, String> redis,
             List<String> electionNames,
             String ownId,
-            Runnable heard) {
+            IntConsumer heard) {
         RedisConnectionFactory factory =
                 redis instanceof RedisAccessor accessor ? accessor.getConnectionFactory() : null;
         if (factory == null

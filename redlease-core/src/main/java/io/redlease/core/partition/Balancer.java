@@ -90,6 +90,12 @@ final class Balancer {
 
     private final AtomicLong campaigns = new AtomicLong();
 
+    /**
+     * The orphans the last look dealt to other members, or null when it read no holders: their
+     * release needs no round here.
+     */
+    private volatile boolean @Nullable [] dealtToOthers;
+
     Balancer(
             Elector[] electors,
             RedisOperations<String, String> redis,
@@ -199,6 +205,7 @@ final class Balancer {
         }
         if (owned.size() > target) {
             Arrays.fill(freeSince, NOT_FREE);
+            dealtToOthers = null;
             for (int i = owned.size() - 1; i >= target; i--) {
                 stop(owned.get(i));
                 handedOver.incrementAndGet();
@@ -207,11 +214,13 @@ final class Balancer {
             return false;
         }
         if (!membership.joined()) {
+            dealtToOthers = null;
             return false;
         }
         int wanted = target - owned.size();
         if (wanted == 0 && contending.isEmpty()) {
             Arrays.fill(freeSince, NOT_FREE);
+            dealtToOthers = null;
             return false;
         }
         @Nullable String[] holders = holders();
@@ -294,6 +303,7 @@ final class Balancer {
             }
         }
         boolean[] mine = new boolean[holders.length];
+        boolean[] others = new boolean[holders.length];
         int next = 0;
         for (String member : members) {
             if (next >= orphans.size()) {
@@ -304,13 +314,13 @@ final class Balancer {
                 continue;
             }
             int end = Math.min(orphans.size(), next + lacks);
-            if (member.equals(instanceId)) {
-                for (int i = next; i < end; i++) {
-                    mine[orphans.get(i)] = true;
-                }
+            boolean[] to = member.equals(instanceId) ? mine : others;
+            for (int i = next; i < end; i++) {
+                to[orphans.get(i)] = true;
             }
             next = end;
         }
+        dealtToOthers = others;
         return mine;
     }
 
@@ -350,6 +360,7 @@ final class Balancer {
             stopping[partition] = null;
         }
         Arrays.fill(freeSince, NOT_FREE);
+        dealtToOthers = null;
         share = -1;
         return stops;
     }
@@ -366,6 +377,19 @@ final class Balancer {
     /** Returns how many partitions this instance has handed over to balance the load. */
     long handedOver() {
         return handedOver.get();
+    }
+
+    /**
+     * Returns whether another instance's release of a partition may need a round here: not when
+     * this instance runs the partition's elector already (its campaign hears the release) or the
+     * last look dealt the partition to another member. Any thread.
+     */
+    boolean needsRound(int partition) {
+        if (electors[partition].isRunning()) {
+            return false;
+        }
+        boolean[] others = dealtToOthers;
+        return others == null || !others[partition];
     }
 
     /** Returns how many campaigns for a partition this instance has started. */

@@ -13,6 +13,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
+import java.util.function.IntConsumer;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -46,7 +47,7 @@ final class BalancingThread {
      * Opens, for a run, the watch of the other instances' releases that calls the given wake-up, or
      * returns null.
      */
-    private final Function<Runnable, @Nullable ReleaseWatch> watches;
+    private final Function<IntConsumer, @Nullable ReleaseWatch> watches;
 
     /** The watch of this run; guarded by {@link #lifecycle}. */
     private @Nullable ReleaseWatch watch;
@@ -72,7 +73,7 @@ final class BalancingThread {
             PartitionedElectionConfig config,
             Balancer balancer,
             Membership membership,
-            Function<Runnable, @Nullable ReleaseWatch> watches) {
+            Function<IntConsumer, @Nullable ReleaseWatch> watches) {
         this.name = config.name();
         this.config = config;
         this.balancer = balancer;
@@ -122,7 +123,7 @@ final class BalancingThread {
             executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
             executor.setRemoveOnCancelPolicy(true);
             balancing = executor;
-            ReleaseWatch opened = watches.apply(this::wake);
+            ReleaseWatch opened = watches.apply(this::heard);
             watch = opened;
             if (opened != null) {
                 opened.subscribe();
@@ -138,6 +139,18 @@ final class BalancingThread {
      * frees a partition for whoever is below its share).
      */
     void wake() {
+        heard(-1);
+    }
+
+    /**
+     * Another instance released a partition (or, with -1, the release subscription landed): wakes a
+     * round unless this instance campaigns for the partition already or its last look dealt it to
+     * another member, whose campaign takes it.
+     */
+    private void heard(int partition) {
+        if (partition >= 0 && !balancer.needsRound(partition)) {
+            return;
+        }
         ScheduledThreadPoolExecutor executor;
         synchronized (lifecycle) {
             executor = balancing;

@@ -144,8 +144,8 @@ public final class PartitionedElection implements AutoCloseable {
                         config,
                         balancer,
                         membership,
-                        wake ->
-                                ReleaseWatch.open(redis, names, config.instanceId(), wake)
+                        heard ->
+                                ReleaseWatch.open(redis, names, config.instanceId(), heard)
                                         .orElse(null));
     }
 
