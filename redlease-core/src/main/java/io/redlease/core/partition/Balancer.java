@@ -96,6 +96,14 @@ final class Balancer {
      */
     private volatile boolean @Nullable [] dealtToOthers;
 
+    private static final boolean[] NONE = new boolean[0];
+
+    /**
+     * The partitions the last look dealt to this instance that a former member still held: each is
+     * campaigned for as soon as its release is heard ({@link #take}).
+     */
+    private volatile boolean[] awaited = NONE;
+
     Balancer(
             Elector[] electors,
             RedisOperations<String, String> redis,
@@ -203,6 +211,7 @@ final class Balancer {
                 contending.add(partition);
             }
         }
+        awaited = NONE;
         if (owned.size() > target) {
             Arrays.fill(freeSince, NOT_FREE);
             dealtToOthers = null;
@@ -239,13 +248,19 @@ final class Balancer {
                 stop(partition);
             }
         }
+        boolean[] awaiting = new boolean[electors.length];
         for (int partition = 0; partition < electors.length && kept < wanted; partition++) {
             if (mine[partition] && startable(partition)) {
-                campaign(partition);
+                if (holders[partition] == null) {
+                    campaign(partition);
+                } else {
+                    awaiting[partition] = true; // still held by a former member: see take()
+                }
                 kept++;
                 pending++;
             }
         }
+        awaited = awaiting;
         // A free partition dealt to another member that has left it free for a whole balance
         // interval (its view of the members differs, or it does not balance) goes to whoever is
         // below its share, looking from evenly spaced starting points by rank.
@@ -361,6 +376,7 @@ final class Balancer {
         }
         Arrays.fill(freeSince, NOT_FREE);
         dealtToOthers = null;
+        awaited = NONE;
         share = -1;
         return stops;
     }
@@ -377,6 +393,29 @@ final class Balancer {
     /** Returns how many partitions this instance has handed over to balance the load. */
     long handedOver() {
         return handedOver.get();
+    }
+
+    /**
+     * Returns whether the last look dealt this instance a partition still held by a former member,
+     * which it campaigns for when it hears the release. Any thread.
+     */
+    boolean awaits(int partition) {
+        boolean[] waiting = awaited;
+        return partition < waiting.length && waiting[partition];
+    }
+
+    /**
+     * Campaigns for a partition dealt to this instance whose release it has heard, without a round
+     * (no round trip before the campaign's own acquire). On the balancing thread.
+     */
+    void take(int partition) {
+        boolean[] waiting = awaited;
+        if (partition < waiting.length && waiting[partition]) {
+            waiting[partition] = false;
+            if (startable(partition)) {
+                campaign(partition);
+            }
+        }
     }
 
     /**

@@ -59,13 +59,21 @@ final class BalancingThread {
     private @Nullable ScheduledFuture<?> next;
 
     /**
-     * When the last round ended (nanos) and how long it took: a woken round waits as long after the
-     * end of the last, so that a burst of releases keeps the thread busy half the time at most (a
-     * round reads every lease key, which takes a while with thousands of partitions).
+     * When the last round ended (nanos) and how long it took: with thousands of partitions (a round
+     * reads every lease key) a woken round waits as long after the end of the last, so that a burst
+     * of releases keeps the thread busy half the time at most.
      */
     private volatile long lastEnd;
 
     private volatile long lastTook;
+
+    /**
+     * Above this many partitions, woken rounds are spaced; below, a round is cheap, and spacing
+     * would only add the delays of a loaded machine to every move.
+     */
+    static final int SPACED_PARTITIONS = 1024;
+
+    private final boolean spaced;
 
     private volatile @Nullable Throwable redisFailure;
 
@@ -79,6 +87,7 @@ final class BalancingThread {
         this.balancer = balancer;
         this.membership = membership;
         this.watches = watches;
+        this.spaced = config.partitions() > SPACED_PARTITIONS;
     }
 
     /** The failure of the last balancing round, or null when it succeeded. */
@@ -148,15 +157,33 @@ final class BalancingThread {
      * another member, whose campaign takes it.
      */
     private void heard(int partition) {
-        if (partition >= 0 && !balancer.needsRound(partition)) {
+        boolean take = partition >= 0 && balancer.awaits(partition);
+        if (partition >= 0 && !take && !balancer.needsRound(partition)) {
             return;
         }
         ScheduledThreadPoolExecutor executor;
         synchronized (lifecycle) {
             executor = balancing;
         }
-        if (executor != null) {
+        if (executor == null) {
+            return;
+        }
+        if (!take) {
             wake(executor);
+            return;
+        }
+        try {
+            executor.execute(
+                    () -> {
+                        synchronized (lifecycle) {
+                            if (balancing != executor) {
+                                return;
+                            }
+                        }
+                        balancer.take(partition);
+                    });
+        } catch (RejectedExecutionException ex) {
+            // stopped meanwhile
         }
     }
 
@@ -166,16 +193,19 @@ final class BalancingThread {
         }
     }
 
-    /** Runs the round a wake-up asked for, once as long has passed since the last as it took. */
+    /**
+     * Runs the round a wake-up asked for; with more than {@value #SPACED_PARTITIONS} partitions,
+     * once as long has passed since the last as it took.
+     */
     private void woken(ScheduledThreadPoolExecutor executor) {
-        long wait = lastEnd + lastTook - System.nanoTime();
+        long wait = spaced ? lastEnd + lastTook - System.nanoTime() : 0;
         try {
             if (wait > 0) {
                 executor.schedule(() -> woken(executor), wait, TimeUnit.NANOSECONDS);
             } else {
                 executor.execute(
                         () -> {
-                            if (lastEnd + lastTook - System.nanoTime() > 0) {
+                            if (spaced && lastEnd + lastTook - System.nanoTime() > 0) {
                                 woken(executor); // a round ran meanwhile
                                 return;
                             }

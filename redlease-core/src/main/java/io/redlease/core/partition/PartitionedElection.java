@@ -38,15 +38,15 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  * subscription, where release notifications work: not on Redis Cluster) and balances at once on
  * each: a leaver removes its entry before it releases anything, so its first release tells the
  * others it left. The instances below their share deal the orphaned partitions (free, or held by an
- * instance no longer a member) between them in runs by id, so each campaigns for different ones and
- * waits as a follower for those still held, taking each as it is released. It never takes a
- * partition another instance holds: partitions move only when their holder lets go or dies. A newly
- * seen member counts only after the {@linkplain PartitionedElectionConfig#settle() settle period},
- * and one that drops out and comes back only after a time to live, so a flapping member causes no
- * churn; a starting instance campaigns only after one balance interval, counting at once every
- * member it saw meanwhile, so instances that start together split the partitions without moving
- * them. With agreeing views a join moves about {@code n / m} partitions and a leave moves only the
- * leaver's.
+ * instance no longer a member) between them in runs by id, so each campaigns for different ones,
+ * and for each of its ones still held as soon as it hears that partition's release. It never takes
+ * a partition another instance holds: partitions move only when their holder lets go or dies. A
+ * newly seen member counts only after the {@linkplain PartitionedElectionConfig#settle() settle
+ * period}, and one that drops out and comes back only after a time to live, so a flapping member
+ * causes no churn; a starting instance campaigns only after one balance interval, counting at once
+ * every member it saw meanwhile, so instances that start together split the partitions without
+ * moving them. With agreeing views a join moves about {@code n / m} partitions and a leave moves
+ * only the leaver's.
  *
  * <p>What is guaranteed, per partition, is what an {@link Elector} guarantees: at most one valid
  * lease at a time, tokens that strictly increase with every term, and fenced writes through the

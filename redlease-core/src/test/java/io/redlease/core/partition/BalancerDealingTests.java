@@ -1,6 +1,7 @@
 package io.redlease.core.partition;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.redlease.core.Elector;
 import io.redlease.test.RedisExtension;
@@ -21,7 +22,8 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 /**
  * Two instances below their share, on a real Redis and a clock of the test's own, find the
  * partitions of an instance that has left the member set still held (it is releasing them one after
- * another): each campaigns for a run of its own, and neither for the other's.
+ * another): each awaits a run of its own, neither the other's, and on hearing a partition's release
+ * only the instance it was dealt to campaigns for it.
  */
 @ExtendWith(RedisExtension.class)
 class BalancerDealingTests {
@@ -102,7 +104,7 @@ class BalancerDealingTests {
     }
 
     @Test
-    void instancesBelowTheirShareCampaignForDisjointRunsOfAFormerMembersPartitions() {
+    void instancesBelowTheirShareAwaitDisjointRunsOfAFormerMembersPartitions() {
         Elector[] ofB = electors("b");
         Elector[] ofC = electors("c");
         Balancer b = balancer("b", ofB);
@@ -120,15 +122,37 @@ class BalancerDealingTests {
 
         assertThat(b.share()).isEqualTo(3);
         assertThat(c.share()).isEqualTo(3);
-        assertThat(running(ofB)).containsExactly(0, 1, 2);
-        assertThat(running(ofC)).containsExactly(3, 4, 5);
-        assertThat(b.campaigns() + c.campaigns()).isEqualTo(PARTITIONS);
+        assertThat(awaited(b)).containsExactly(0, 1, 2);
+        assertThat(awaited(c)).containsExactly(3, 4, 5);
+        assertThat(running(ofB)).isEmpty();
+        assertThat(running(ofC)).isEmpty();
 
-        // Looking again while the partitions are still held changes nothing.
+        // "gone" releases partition 4: both hear it, only c campaigns.
+        redis.delete(PartitionedElection.electionName(name, 4) + ":leader");
+        b.take(4);
+        c.take(4);
+        assertThat(running(ofB)).isEmpty();
+        assertThat(running(ofC)).containsExactly(4);
+        assertThat(b.campaigns() + c.campaigns()).isEqualTo(1);
+        await().atMost(Duration.ofSeconds(10)).until(() -> ofC[4].isLeader());
+
+        // Looking again while the others are still held deals them as before.
         c.round();
         b.round();
-        assertThat(running(ofB)).containsExactly(0, 1, 2);
-        assertThat(running(ofC)).containsExactly(3, 4, 5);
-        assertThat(b.campaigns() + c.campaigns()).isEqualTo(PARTITIONS);
+        assertThat(awaited(b)).containsExactly(0, 1, 2);
+        assertThat(awaited(c)).containsExactly(3, 5);
+        assertThat(running(ofB)).isEmpty();
+        assertThat(running(ofC)).containsExactly(4);
+        assertThat(b.campaigns() + c.campaigns()).isEqualTo(1);
+    }
+
+    private static Set<Integer> awaited(Balancer balancer) {
+        Set<Integer> awaited = new TreeSet<>();
+        for (int partition = 0; partition < PARTITIONS; partition++) {
+            if (balancer.awaits(partition)) {
+                awaited.add(partition);
+            }
+        }
+        return awaited;
     }
 }
