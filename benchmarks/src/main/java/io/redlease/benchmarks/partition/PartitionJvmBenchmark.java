@@ -38,8 +38,9 @@ import org.springframework.data.redis.listener.RedisMessageListenerContainer;
  * {@code LEAVING} stamp); another starts (a second join to {@code n}); one instance's JVM gets
  * {@code SIGKILL} (timed from the kill). The harness also subscribes to the partitions' release
  * announcements and reports, per event, the time from the first release to balanced and from the
- * first release to the last. Times come from {@link System#nanoTime()}, one clock for every process
- * on Linux.
+ * first release to the last (for a leave, the leaver's releases only: a hand-over still under way
+ * from the join before is not counted). Times come from {@link System#nanoTime()}, one clock for
+ * every process on Linux.
  *
  * <p>Usage: {@code PartitionJvmBenchmark [--trials 5] [--instances 4] [--partitions 256] [--ttl 5s]
  * [--out benchmarks/target/partitions-jvm]}.
@@ -70,6 +71,9 @@ public final class PartitionJvmBenchmark {
 
     /** The first and the last release announced since {@link #releases} was reset (nanos). */
     private final long[] releases = new long[2];
+
+    /** Whose releases count (the leaver's during a leave), or null for anyone's. */
+    private volatile String releaser;
 
     private final EventBoard board = new EventBoard();
 
@@ -231,7 +235,7 @@ public final class PartitionJvmBenchmark {
             record("join", name, Set.copyOf(live), joined, fences);
 
             fences = fences(name);
-            resetReleases();
+            resetReleases("i1");
             children.get(1).send("leave");
             live.remove("i1");
             long leaving = board.await(children.get(1), "LEAVING", name, WAIT).nanos();
@@ -266,6 +270,12 @@ public final class PartitionJvmBenchmark {
         container.addMessageListener(
                 (message, pattern) -> {
                     long now = System.nanoTime();
+                    String from = releaser;
+                    if (from != null
+                            && !from.equals(
+                                    new String(message.getBody(), StandardCharsets.UTF_8))) {
+                        return;
+                    }
                     synchronized (releases) {
                         if (releases[0] == 0) {
                             releases[0] = now;
@@ -279,6 +289,12 @@ public final class PartitionJvmBenchmark {
     }
 
     private void resetReleases() {
+        resetReleases(null);
+    }
+
+    /** Forgets the releases seen so far; from now on only those of the given instance count. */
+    private void resetReleases(String from) {
+        releaser = from;
         synchronized (releases) {
             releases[0] = 0;
             releases[1] = 0;
