@@ -1,8 +1,10 @@
 package io.redlease.core;
 
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -86,13 +88,26 @@ final class ReleaseNotifications {
             String channel,
             String ownId,
             Registration.Listener listener) {
+        return register(factory, List.of(channel), ownId, listener);
+    }
+
+    /**
+     * Registers the release channels of several elections as one registration (subscribed with one
+     * command), without any I/O; see {@link #register(RedisConnectionFactory, String, String,
+     * Registration.Listener)}.
+     */
+    static Registration register(
+            RedisConnectionFactory factory,
+            List<String> channels,
+            String ownId,
+            Registration.Listener listener) {
         synchronized (byFactory) {
             ReleaseNotifications notifications =
                     byFactory.computeIfAbsent(factory, ReleaseNotifications::new);
             Registration registration =
                     new Registration(
                             notifications,
-                            channel,
+                            channels,
                             ownId.getBytes(StandardCharsets.UTF_8),
                             listener);
             notifications.registrations.add(registration);
@@ -129,7 +144,7 @@ final class ReleaseNotifications {
                     && !suspect
                     && othersSubscribed(registration)) {
                 try {
-                    current.addMessageListener(registration, registration.topic);
+                    current.addMessageListener(registration, registration.topics);
                     registration.on = current;
                     registration.confirmed();
                     return;
@@ -161,7 +176,7 @@ final class ReleaseNotifications {
         Set<Registration> all = registered();
         Map<MessageListener, Collection<? extends Topic>> listeners = new LinkedHashMap<>();
         for (Registration registration : all) {
-            listeners.put(registration, List.of(registration.topic));
+            listeners.put(registration, registration.topics);
         }
         Container fresh = new Container();
         try {
@@ -207,7 +222,7 @@ final class ReleaseNotifications {
                     destroy(current);
                 }
             } else if (!stopped && registration.subscribed) {
-                current.removeMessageListener(registration, registration.topic);
+                current.removeMessageListener(registration, registration.topics);
             }
         }
     }
@@ -227,7 +242,10 @@ final class ReleaseNotifications {
         }
     }
 
-    /** One election's release channel on its connection factory's subscription. */
+    /**
+     * One election's release channel (or several elections' channels) on its connection factory's
+     * subscription.
+     */
     static final class Registration implements MessageListener, SubscriptionListener {
 
         /** What a registration tells its election, on a client thread. */
@@ -235,6 +253,14 @@ final class ReleaseNotifications {
 
             /** Another instance released the lease. */
             void released();
+
+            /**
+             * Another instance released the lease of the election with this release channel (for a
+             * registration of several channels); by default {@link #released()}.
+             */
+            default void released(byte[] channel) {
+                released();
+            }
 
             /**
              * The channel's subscription is in place: subscribed, or restored by the client after a
@@ -251,9 +277,9 @@ final class ReleaseNotifications {
 
         private final ReleaseNotifications notifications;
 
-        private final ChannelTopic topic;
+        private final List<ChannelTopic> topics;
 
-        private final byte[] channel;
+        private final Set<ByteBuffer> channels;
 
         private final byte[] ownId;
 
@@ -268,12 +294,15 @@ final class ReleaseNotifications {
 
         Registration(
                 ReleaseNotifications notifications,
-                String channel,
+                List<String> channels,
                 byte[] ownId,
                 Listener listener) {
             this.notifications = notifications;
-            this.topic = new ChannelTopic(channel);
-            this.channel = channel.getBytes(StandardCharsets.UTF_8);
+            this.topics = channels.stream().map(ChannelTopic::new).toList();
+            this.channels = new HashSet<>();
+            for (String channel : channels) {
+                this.channels.add(ByteBuffer.wrap(channel.getBytes(StandardCharsets.UTF_8)));
+            }
             this.ownId = ownId;
             this.listener = listener;
         }
@@ -288,7 +317,7 @@ final class ReleaseNotifications {
         void subscribe() {
             BiConsumer<String, String> hook = beforeSubscribe;
             if (hook != null) {
-                hook.accept(topic.getTopic(), new String(ownId, StandardCharsets.UTF_8));
+                hook.accept(topics.get(0).getTopic(), new String(ownId, StandardCharsets.UTF_8));
             }
             notifications.subscribe(this);
         }
@@ -321,13 +350,13 @@ final class ReleaseNotifications {
         @Override
         public void onMessage(Message message, byte @Nullable [] pattern) {
             if (!Arrays.equals(message.getBody(), ownId)) {
-                listener.released();
+                listener.released(message.getChannel());
             }
         }
 
         @Override
         public void onChannelSubscribed(byte[] subscribedChannel, long count) {
-            if (Arrays.equals(subscribedChannel, channel)) {
+            if (channels.contains(ByteBuffer.wrap(subscribedChannel))) {
                 confirmed();
             }
         }

@@ -16,10 +16,13 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
+import org.springframework.data.redis.listener.PatternTopic;
+import org.springframework.data.redis.listener.RedisMessageListenerContainer;
 
 /**
  * Rebalancing of a partitioned election over instances in separate JVMs ({@link PartitionMember}
@@ -29,14 +32,18 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  * at most one. Moves are the terms won meanwhile: the sum of the partitions' {@code :fence}
  * counters' increase (every term won increments its partition's counter once).
  *
- * <p>Each trial, on a fresh election: 3 instances start together (cold start); a fourth starts
- * (join, timed from its {@code STARTING} stamp); one of the first three closes (graceful leave,
- * timed from its {@code LEAVING} stamp); a fifth starts (a second join); one instance's JVM gets
- * {@code SIGKILL} (timed from the kill). Times come from {@link System#nanoTime()}, one clock for
+ * <p>Each trial, on a fresh election, with {@code --instances n} (4 by default): {@code n - 1}
+ * instances start together (cold start); one more starts (join to {@code n}, timed from its {@code
+ * STARTING} stamp); one of the first ones closes (graceful leave to {@code n - 1}, timed from its
+ * {@code LEAVING} stamp); another starts (a second join to {@code n}); one instance's JVM gets
+ * {@code SIGKILL} (timed from the kill). The harness also subscribes to the partitions' release
+ * announcements and reports, per event, the time from the first release to balanced and from the
+ * first release to the last (for a leave, the leaver's releases only: a hand-over still under way
+ * from the join before is not counted). Times come from {@link System#nanoTime()}, one clock for
  * every process on Linux.
  *
- * <p>Usage: {@code PartitionJvmBenchmark [--trials 5] [--partitions 256] [--ttl 5s] [--out
- * benchmarks/target/partitions-jvm]}.
+ * <p>Usage: {@code PartitionJvmBenchmark [--trials 5] [--instances 4] [--partitions 256] [--ttl 5s]
+ * [--out benchmarks/target/partitions-jvm]}.
  */
 public final class PartitionJvmBenchmark {
 
@@ -58,13 +65,25 @@ public final class PartitionJvmBenchmark {
 
     private final Path out;
 
+    private final int instances;
+
+    private final LettuceConnectionFactory factory;
+
+    /** The first and the last release announced since {@link #releases} was reset (nanos). */
+    private final long[] releases = new long[2];
+
+    /** Whose releases count (the leaver's during a leave), or null for anyone's. */
+    private volatile String releaser;
+
     private final EventBoard board = new EventBoard();
 
     private final Map<String, List<Result>> results = new HashMap<>();
 
-    private PartitionJvmBenchmark(RedisServer redis, int partitions, Duration ttl, Path out) {
+    private PartitionJvmBenchmark(
+            RedisServer redis, int partitions, Duration ttl, Path out, int instances) {
         this.redis = redis;
-        LettuceConnectionFactory factory = BenchRedis.lettuce(redis.port());
+        this.instances = instances;
+        this.factory = BenchRedis.lettuce(redis.port());
         this.template = new StringRedisTemplate(factory);
         template.afterPropertiesSet();
         this.partitions = partitions;
@@ -77,17 +96,22 @@ public final class PartitionJvmBenchmark {
         int partitions = 256;
         Duration ttl = Duration.ofSeconds(5);
         Path out = Path.of("benchmarks/target/partitions-jvm");
+        int instances = 4;
         for (int i = 0; i < args.length; i += 2) {
             switch (args[i]) {
                 case "--trials" -> trials = Integer.parseInt(args[i + 1]);
                 case "--partitions" -> partitions = Integer.parseInt(args[i + 1]);
                 case "--ttl" -> ttl = PartitionBenchmark.duration(args[i + 1]);
                 case "--out" -> out = Path.of(args[i + 1]);
+                case "--instances" -> instances = Integer.parseInt(args[i + 1]);
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
         try (RedisServer redis = BenchRedis.start()) {
-            new PartitionJvmBenchmark(redis, partitions, ttl, out).run(trials);
+            if (instances < 2) {
+                throw new IllegalArgumentException("--instances must be at least 2");
+            }
+            new PartitionJvmBenchmark(redis, partitions, ttl, out, instances).run(trials);
         }
         System.exit(0);
     }
@@ -103,6 +127,10 @@ public final class PartitionJvmBenchmark {
         md.append("# Partitioned leadership: rebalancing, separate JVMs\n\n")
                 .append(partitions)
                 .append(" partitions, one JVM per instance, ")
+                .append(instances - 1)
+                .append(" ↔ ")
+                .append(instances)
+                .append(" instances, ")
                 .append(trials)
                 .append(" trials; TTL ")
                 .append(sample.ttl().toMillis())
@@ -117,10 +145,15 @@ public final class PartitionJvmBenchmark {
                 .forEach((k, v) -> md.append("- ").append(k).append(": ").append(v).append('\n'));
         md.append(
                         "\n| Event | samples | time p50 | time max | moves p50 | moves max | first"
-                                + " change p50 / max | longest free p50 / max |\n")
-                .append("|---|---|---|---|---|---|---|---|\n");
+                                + " change p50 / max | longest free p50 / max | first release to"
+                                + " balanced p50 / max | first to last release p50 / max |\n")
+                .append("|---|---|---|---|---|---|---|---|---|---|\n");
         for (String event :
-                List.of("cold start, 3 together", "join", "graceful leave", "SIGKILL")) {
+                List.of(
+                        "cold start, " + (instances - 1) + " together",
+                        "join",
+                        "graceful leave",
+                        "SIGKILL")) {
             row(md, event, results.getOrDefault(event, List.of()));
         }
         Files.createDirectories(out);
@@ -133,6 +166,14 @@ public final class PartitionJvmBenchmark {
         long[] moves = sample.stream().mapToLong(Result::moves).sorted().toArray();
         long[] first = sample.stream().mapToLong(Result::firstChange).sorted().toArray();
         long[] pickUp = sample.stream().mapToLong(Result::pickUp).sorted().toArray();
+        long[] fromRelease =
+                sample.stream()
+                        .mapToLong(Result::fromFirstRelease)
+                        .filter(v -> v >= 0)
+                        .sorted()
+                        .toArray();
+        long[] releasing =
+                sample.stream().mapToLong(Result::releasing).filter(v -> v >= 0).sorted().toArray();
         if (millis.length == 0) {
             return;
         }
@@ -140,7 +181,7 @@ public final class PartitionJvmBenchmark {
         int last = millis.length - 1;
         md.append(
                 String.format(
-                        "| %s | %d | %d ms | %d ms | %d | %d | %d / %d ms | %d / %d ms |%n",
+                        "| %s | %d | %d ms | %d ms | %d | %d | %d / %d ms | %d / %d ms | %s | %s |%n",
                         event,
                         millis.length,
                         millis[mid],
@@ -150,48 +191,113 @@ public final class PartitionJvmBenchmark {
                         first[mid],
                         first[last],
                         pickUp[mid],
-                        pickUp[last]));
+                        pickUp[last],
+                        micros(fromRelease),
+                        micros(releasing)));
+    }
+
+    /** p50 / max of microsecond figures, in milliseconds with one decimal; "—" when none. */
+    private static String micros(long[] sorted) {
+        if (sorted.length == 0) {
+            return "—";
+        }
+        return String.format(
+                "%.1f / %.1f ms",
+                sorted[(sorted.length - 1) / 2] / 1000.0, sorted[sorted.length - 1] / 1000.0);
     }
 
     private void trial(String name) throws Exception {
         List<ChildJvm> children = new ArrayList<>();
+        RedisMessageListenerContainer announcements = listen(name);
         try {
-            for (int i = 0; i < 5; i++) {
+            int first = instances - 1;
+            for (int i = 0; i <= instances; i++) {
                 children.add(member(name, i));
             }
             for (ChildJvm child : children) {
                 board.await(child, "READY", name, WAIT);
             }
+            Set<String> live = new TreeSet<>();
             long[] fences = fences(name);
-            for (int i = 0; i < 3; i++) {
+            resetReleases();
+            for (int i = 0; i < first; i++) {
                 children.get(i).send("start");
+                live.add("i" + i);
             }
             long cold = board.await(children.get(0), "STARTING", name, WAIT).nanos();
-            record("cold start, 3 together", name, Set.of("i0", "i1", "i2"), cold, fences);
+            record("cold start, " + first + " together", name, Set.copyOf(live), cold, fences);
 
             fences = fences(name);
-            children.get(3).send("start");
-            long joined = board.await(children.get(3), "STARTING", name, WAIT).nanos();
-            record("join", name, Set.of("i0", "i1", "i2", "i3"), joined, fences);
+            resetReleases();
+            children.get(first).send("start");
+            live.add("i" + first);
+            long joined = board.await(children.get(first), "STARTING", name, WAIT).nanos();
+            record("join", name, Set.copyOf(live), joined, fences);
 
             fences = fences(name);
+            resetReleases("i1");
             children.get(1).send("leave");
+            live.remove("i1");
             long leaving = board.await(children.get(1), "LEAVING", name, WAIT).nanos();
-            record("graceful leave", name, Set.of("i0", "i2", "i3"), leaving, fences);
+            record("graceful leave", name, Set.copyOf(live), leaving, fences);
             board.await(children.get(1), "LEFT", name, WAIT);
 
             fences = fences(name);
-            children.get(4).send("start");
-            joined = board.await(children.get(4), "STARTING", name, WAIT).nanos();
-            record("join", name, Set.of("i0", "i2", "i3", "i4"), joined, fences);
+            resetReleases();
+            children.get(instances).send("start");
+            live.add("i" + instances);
+            joined = board.await(children.get(instances), "STARTING", name, WAIT).nanos();
+            record("join", name, Set.copyOf(live), joined, fences);
 
             fences = fences(name);
+            resetReleases();
             long killed = System.nanoTime();
-            children.get(3).kill();
-            record("SIGKILL", name, Set.of("i0", "i2", "i4"), killed, fences);
+            children.get(first).kill();
+            live.remove("i" + first);
+            record("SIGKILL", name, Set.copyOf(live), killed, fences);
         } finally {
             children.forEach(ChildJvm::close);
             board.forget(name);
+            announcements.destroy();
+        }
+    }
+
+    /** Stamps the first and the last release announced on any of the election's partitions. */
+    private RedisMessageListenerContainer listen(String name) throws Exception {
+        RedisMessageListenerContainer container = new RedisMessageListenerContainer();
+        container.setConnectionFactory(factory);
+        container.afterPropertiesSet();
+        container.addMessageListener(
+                (message, pattern) -> {
+                    long now = System.nanoTime();
+                    String from = releaser;
+                    if (from != null
+                            && !from.equals(
+                                    new String(message.getBody(), StandardCharsets.UTF_8))) {
+                        return;
+                    }
+                    synchronized (releases) {
+                        if (releases[0] == 0) {
+                            releases[0] = now;
+                        }
+                        releases[1] = now;
+                    }
+                },
+                new PatternTopic("{" + name + ":p*}:released"));
+        container.start();
+        return container;
+    }
+
+    private void resetReleases() {
+        resetReleases(null);
+    }
+
+    /** Forgets the releases seen so far; from now on only those of the given instance count. */
+    private void resetReleases(String from) {
+        releaser = from;
+        synchronized (releases) {
+            releases[0] = 0;
+            releases[1] = 0;
         }
     }
 
@@ -214,6 +320,13 @@ public final class PartitionJvmBenchmark {
             throws Exception {
         long[] phases = awaitBalanced(name, live, since);
         long took = phases[0];
+        long balancedAt = since + took;
+        long firstRelease;
+        long lastRelease;
+        synchronized (releases) {
+            firstRelease = releases[0];
+            lastRelease = releases[1];
+        }
         long[] after = fences(name);
         long moves = 0;
         for (int p = 0; p < partitions; p++) {
@@ -225,7 +338,14 @@ public final class PartitionJvmBenchmark {
                                 TimeUnit.NANOSECONDS.toMillis(took),
                                 moves,
                                 TimeUnit.NANOSECONDS.toMillis(phases[1]),
-                                TimeUnit.NANOSECONDS.toMillis(phases[2])));
+                                TimeUnit.NANOSECONDS.toMillis(phases[2]),
+                                firstRelease == 0
+                                        ? -1
+                                        : TimeUnit.NANOSECONDS.toMicros(balancedAt - firstRelease),
+                                firstRelease == 0
+                                        ? -1
+                                        : TimeUnit.NANOSECONDS.toMicros(
+                                                lastRelease - firstRelease)));
     }
 
     /**
@@ -302,7 +422,13 @@ public final class PartitionJvmBenchmark {
      * One event: time to balanced, moves, time to the first lease that changed hands or fell free,
      * and the longest a lease stayed free.
      */
-    private record Result(long millis, long moves, long firstChange, long pickUp) {
+    private record Result(
+            long millis,
+            long moves,
+            long firstChange,
+            long pickUp,
+            long fromFirstRelease,
+            long releasing) {
         @Override
         public String toString() {
             return millis
@@ -312,7 +438,11 @@ public final class PartitionJvmBenchmark {
                     + firstChange
                     + " ms, longest free "
                     + pickUp
-                    + " ms)";
+                    + " ms, first release to balanced "
+                    + fromFirstRelease
+                    + " µs, releasing "
+                    + releasing
+                    + " µs)";
         }
     }
 }

@@ -4,7 +4,12 @@ import io.redlease.core.Elector;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
@@ -26,6 +31,8 @@ import org.springframework.data.redis.core.RedisOperations;
  *
  * <p>A new instance campaigns only once it has joined (see {@link Membership}), so instances that
  * start together split the partitions between them instead of piling them on whoever looked first.
+ * Which partitions each campaigns for is {@linkplain #dealt dealt} from the same view on every
+ * instance, so instances below their share do not campaign for the same partition.
  *
  * <p>A round reads who holds which partition only when it needs to (while below the share, or to
  * check the partitions it campaigns for), with one {@code MGET} of every partition's lease key: one
@@ -72,9 +79,30 @@ final class Balancer {
 
     private long shortSince;
 
+    private static final long NOT_FREE = Long.MIN_VALUE;
+
+    /** Since when each partition has been seen free at every look that read the holders. */
+    private final long[] freeSince;
+
     private volatile int share = -1;
 
     private final AtomicLong handedOver = new AtomicLong();
+
+    private final AtomicLong campaigns = new AtomicLong();
+
+    /**
+     * The orphans the last look dealt to other members, or null when it read no holders: their
+     * release needs no round here.
+     */
+    private volatile boolean @Nullable [] dealtToOthers;
+
+    private static final boolean[] NONE = new boolean[0];
+
+    /**
+     * The partitions the last look dealt to this instance that a former member still held: each is
+     * campaigned for as soon as its release is heard ({@link #take}).
+     */
+    private volatile boolean[] awaited = NONE;
 
     Balancer(
             Elector[] electors,
@@ -98,6 +126,8 @@ final class Balancer {
         this.membership = membership;
         this.instanceId = instanceId;
         this.stopping = newFutures(electors.length);
+        this.freeSince = new long[electors.length];
+        Arrays.fill(freeSince, NOT_FREE);
     }
 
     @SuppressWarnings("unchecked")
@@ -127,7 +157,10 @@ final class Balancer {
      * last took a partition, which covers the others noticing a newcomer and letting its share go
      * one after another; a shortfall with no progress for longer (a holder that does not balance)
      * is looked at once per balance interval. While a new member settles, the next round comes no
-     * later than the moment it counts, so its share goes without delay.
+     * later than the moment it counts, so its share goes without delay. A partition this instance
+     * campaigns for and has not won yet also keeps the quick rounds going, so one lost to another
+     * instance is replaced at the next quick round. Another instance's release wakes a round at
+     * once (see {@link BalancingThread#wake()}).
      *
      * @return nanoseconds until the next round
      * @throws org.springframework.dao.DataAccessException if Redis fails; the round is abandoned
@@ -151,7 +184,10 @@ final class Balancer {
         return Math.min(next, membership.untilNextCounts());
     }
 
-    /** Balances once; returns whether this instance stays below its share. */
+    /**
+     * Balances once; returns whether this instance stays below its share or still waits for a
+     * partition it campaigns for.
+     */
     private boolean look() {
         took = false;
         List<String> members = membership.refresh();
@@ -175,7 +211,10 @@ final class Balancer {
                 contending.add(partition);
             }
         }
+        awaited = NONE;
         if (owned.size() > target) {
+            Arrays.fill(freeSince, NOT_FREE);
+            dealtToOthers = null;
             for (int i = owned.size() - 1; i >= target; i--) {
                 stop(owned.get(i));
                 handedOver.incrementAndGet();
@@ -184,35 +223,120 @@ final class Balancer {
             return false;
         }
         if (!membership.joined()) {
+            dealtToOthers = null;
             return false;
         }
         int wanted = target - owned.size();
         if (wanted == 0 && contending.isEmpty()) {
+            Arrays.fill(freeSince, NOT_FREE);
+            dealtToOthers = null;
             return false;
         }
         @Nullable String[] holders = holders();
-        // Members look for free partitions from evenly spaced starting points (by rank), so
-        // instances that start together rarely campaign for the same partition.
-        long offset = (long) members.indexOf(instanceId) * electors.length / members.size();
+        long now = clock.getAsLong();
+        boolean[] mine = dealt(members, holders);
         int kept = 0;
+        int pending = 0;
         for (int partition : contending) {
             String holder = holders[partition];
-            if (kept < wanted && (holder == null || holder.equals(instanceId))) {
+            if (electors[partition].isLeader() || instanceId.equals(holder)) {
+                kept++; // won since the look began
+            } else if (kept < wanted && mine[partition]) {
                 kept++;
+                pending++;
             } else {
                 stop(partition);
             }
         }
-        for (int i = 0; i < electors.length && kept < wanted; i++) {
-            int partition = (int) ((offset + i) % electors.length);
-            Elector elector = electors[partition];
-            if (stopping[partition] == null && !elector.isRunning() && holders[partition] == null) {
-                elector.start();
-                took = true;
+        boolean[] awaiting = new boolean[electors.length];
+        for (int partition = 0; partition < electors.length && kept < wanted; partition++) {
+            if (mine[partition] && startable(partition)) {
+                if (holders[partition] == null) {
+                    campaign(partition);
+                } else {
+                    awaiting[partition] = true; // still held by a former member: see take()
+                }
                 kept++;
+                pending++;
             }
         }
-        return kept < wanted;
+        awaited = awaiting;
+        // A free partition dealt to another member that has left it free for a whole balance
+        // interval (its view of the members differs, or it does not balance) goes to whoever is
+        // below its share, looking from evenly spaced starting points by rank.
+        long offset = (long) members.indexOf(instanceId) * electors.length / members.size();
+        for (int i = 0; i < electors.length; i++) {
+            int partition = (int) ((offset + i) % electors.length);
+            if (holders[partition] != null) {
+                freeSince[partition] = NOT_FREE;
+                continue;
+            }
+            if (freeSince[partition] == NOT_FREE) {
+                freeSince[partition] = now;
+            }
+            if (kept < wanted
+                    && now - freeSince[partition] >= balanceNanos
+                    && startable(partition)) {
+                campaign(partition);
+                kept++;
+                pending++;
+            }
+        }
+        return kept < wanted || pending > 0;
+    }
+
+    private void campaign(int partition) {
+        electors[partition].start();
+        campaigns.incrementAndGet();
+        took = true;
+    }
+
+    private boolean startable(int partition) {
+        return stopping[partition] == null && !electors[partition].isRunning();
+    }
+
+    /**
+     * Deals the orphaned partitions to the counted members below their share and returns which went
+     * to this instance. Orphaned are the partitions whose lease is free or held by an instance that
+     * is no longer a member (one that left gracefully removes itself before it releases anything).
+     * In ascending order, each member below its share in id order gets the next run of as many
+     * orphans as it lacks. Instances that agree on the members and the holders deal alike, so each
+     * campaigns for its own orphans only; and as a member takes its own, its lack and its run
+     * shrink together, so the others' runs stay where they were while partitions move.
+     */
+    boolean[] dealt(List<String> members, @Nullable String[] holders) {
+        Set<String> live = new HashSet<>(membership.live());
+        live.add(instanceId);
+        Map<String, Integer> held = new HashMap<>();
+        List<Integer> orphans = new ArrayList<>();
+        for (int partition = 0; partition < holders.length; partition++) {
+            String holder = holders[partition];
+            if (holder == null || !live.contains(holder)) {
+                orphans.add(partition);
+            } else {
+                held.merge(holder, 1, Integer::sum);
+            }
+        }
+        boolean[] mine = new boolean[holders.length];
+        boolean[] others = new boolean[holders.length];
+        int next = 0;
+        for (String member : members) {
+            if (next >= orphans.size()) {
+                break;
+            }
+            int lacks = share(holders.length, members, member) - held.getOrDefault(member, 0);
+            if (lacks <= 0) {
+                continue;
+            }
+            int end = Math.min(orphans.size(), next + lacks);
+            boolean[] to = member.equals(instanceId) ? mine : others;
+            for (int i = next; i < end; i++) {
+                to[orphans.get(i)] = true;
+            }
+            next = end;
+        }
+        dealtToOthers = others;
+        return mine;
     }
 
     /** Reads every partition's lease holder at once; null where the lease is free. */
@@ -250,6 +374,9 @@ final class Balancer {
             }
             stopping[partition] = null;
         }
+        Arrays.fill(freeSince, NOT_FREE);
+        dealtToOthers = null;
+        awaited = NONE;
         share = -1;
         return stops;
     }
@@ -266,5 +393,46 @@ final class Balancer {
     /** Returns how many partitions this instance has handed over to balance the load. */
     long handedOver() {
         return handedOver.get();
+    }
+
+    /**
+     * Returns whether the last look dealt this instance a partition still held by a former member,
+     * which it campaigns for when it hears the release. Any thread.
+     */
+    boolean awaits(int partition) {
+        boolean[] waiting = awaited;
+        return partition < waiting.length && waiting[partition];
+    }
+
+    /**
+     * Campaigns for a partition dealt to this instance whose release it has heard, without a round
+     * (no round trip before the campaign's own acquire). On the balancing thread.
+     */
+    void take(int partition) {
+        boolean[] waiting = awaited;
+        if (partition < waiting.length && waiting[partition]) {
+            waiting[partition] = false;
+            if (startable(partition)) {
+                campaign(partition);
+            }
+        }
+    }
+
+    /**
+     * Returns whether another instance's release of a partition may need a round here: not when
+     * this instance runs the partition's elector already (its campaign hears the release) or the
+     * last look dealt the partition to another member. Any thread.
+     */
+    boolean needsRound(int partition) {
+        if (electors[partition].isRunning()) {
+            return false;
+        }
+        boolean[] others = dealtToOthers;
+        return others == null || !others[partition];
+    }
+
+    /** Returns how many campaigns for a partition this instance has started. */
+    long campaigns() {
+        return campaigns.get();
     }
 }

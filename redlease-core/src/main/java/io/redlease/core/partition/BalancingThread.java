@@ -1,13 +1,19 @@
 package io.redlease.core.partition;
 
+import io.redlease.core.ReleaseWatch;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
+import java.util.function.IntConsumer;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -37,13 +43,51 @@ final class BalancingThread {
 
     private @Nullable ScheduledThreadPoolExecutor balancing;
 
+    /**
+     * Opens, for a run, the watch of the other instances' releases that calls the given wake-up, or
+     * returns null.
+     */
+    private final Function<IntConsumer, @Nullable ReleaseWatch> watches;
+
+    /** The watch of this run; guarded by {@link #lifecycle}. */
+    private @Nullable ReleaseWatch watch;
+
+    /** Whether a round is queued to run at once. */
+    private final AtomicBoolean woken = new AtomicBoolean();
+
+    /** The next regular round; confined to the balancing thread. */
+    private @Nullable ScheduledFuture<?> next;
+
+    /**
+     * When the last round ended (nanos) and how long it took: with thousands of partitions (a round
+     * reads every lease key) a woken round waits as long after the end of the last, so that a burst
+     * of releases keeps the thread busy half the time at most.
+     */
+    private volatile long lastEnd;
+
+    private volatile long lastTook;
+
+    /**
+     * Above this many partitions, woken rounds are spaced; below, a round is cheap, and spacing
+     * would only add the delays of a loaded machine to every move.
+     */
+    static final int SPACED_PARTITIONS = 1024;
+
+    private final boolean spaced;
+
     private volatile @Nullable Throwable redisFailure;
 
-    BalancingThread(PartitionedElectionConfig config, Balancer balancer, Membership membership) {
+    BalancingThread(
+            PartitionedElectionConfig config,
+            Balancer balancer,
+            Membership membership,
+            Function<IntConsumer, @Nullable ReleaseWatch> watches) {
         this.name = config.name();
         this.config = config;
         this.balancer = balancer;
         this.membership = membership;
+        this.watches = watches;
+        this.spaced = config.partitions() > SPACED_PARTITIONS;
     }
 
     /** The failure of the last balancing round, or null when it succeeded. */
@@ -86,13 +130,107 @@ final class BalancingThread {
                                 return thread;
                             });
             executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+            executor.setRemoveOnCancelPolicy(true);
             balancing = executor;
+            ReleaseWatch opened = watches.apply(this::heard);
+            watch = opened;
+            if (opened != null) {
+                opened.subscribe();
+            }
             executor.execute(() -> round(executor));
         }
     }
 
+    /**
+     * Runs a round now (or as long after the running one as that one took) instead of waiting for
+     * the next regular one; several wake-ups meanwhile make one round. Called when another instance
+     * releases a partition (a leaver's first release tells the others of its leave, a hand-over
+     * frees a partition for whoever is below its share).
+     */
+    void wake() {
+        heard(-1);
+    }
+
+    /**
+     * Another instance released a partition (or, with -1, the release subscription landed): wakes a
+     * round unless this instance campaigns for the partition already or its last look dealt it to
+     * another member, whose campaign takes it.
+     */
+    private void heard(int partition) {
+        boolean take = partition >= 0 && balancer.awaits(partition);
+        if (partition >= 0 && !take && !balancer.needsRound(partition)) {
+            return;
+        }
+        ScheduledThreadPoolExecutor executor;
+        synchronized (lifecycle) {
+            executor = balancing;
+        }
+        if (executor == null) {
+            return;
+        }
+        if (!take) {
+            wake(executor);
+            return;
+        }
+        try {
+            executor.execute(
+                    () -> {
+                        synchronized (lifecycle) {
+                            if (balancing != executor) {
+                                return;
+                            }
+                        }
+                        balancer.take(partition);
+                    });
+        } catch (RejectedExecutionException ex) {
+            // stopped meanwhile
+        }
+    }
+
+    private void wake(ScheduledThreadPoolExecutor executor) {
+        if (woken.compareAndSet(false, true)) {
+            woken(executor);
+        }
+    }
+
+    /**
+     * Runs the round a wake-up asked for; with more than {@value #SPACED_PARTITIONS} partitions,
+     * once as long has passed since the last as it took.
+     */
+    private void woken(ScheduledThreadPoolExecutor executor) {
+        long wait = spaced ? lastEnd + lastTook - System.nanoTime() : 0;
+        try {
+            if (wait > 0) {
+                executor.schedule(() -> woken(executor), wait, TimeUnit.NANOSECONDS);
+            } else {
+                executor.execute(
+                        () -> {
+                            if (spaced && lastEnd + lastTook - System.nanoTime() > 0) {
+                                woken(executor); // a round ran meanwhile
+                                return;
+                            }
+                            woken.set(false);
+                            round(executor);
+                        });
+            }
+        } catch (RejectedExecutionException ex) {
+            woken.set(false); // stopped meanwhile
+        }
+    }
+
     private void round(ScheduledThreadPoolExecutor executor) {
+        synchronized (lifecycle) {
+            if (balancing != executor) {
+                return; // stopping: a round woken just before must not join again after the leave
+            }
+        }
+        ScheduledFuture<?> scheduled = next;
+        if (scheduled != null) {
+            scheduled.cancel(false);
+            next = null;
+        }
         long delay = config.balanceInterval().toNanos();
+        long began = System.nanoTime();
         try {
             delay = balancer.round();
             if (redisFailure != null) {
@@ -109,8 +247,18 @@ final class BalancingThread {
             }
             redisFailure = ex;
         }
+        long ended = System.nanoTime();
+        lastTook = ended - began;
+        lastEnd = ended;
+        ReleaseWatch listening;
+        synchronized (lifecycle) {
+            listening = balancing == executor ? watch : null;
+        }
+        if (listening != null) {
+            listening.subscribe(); // again, if it failed or was lost
+        }
         try {
-            executor.schedule(() -> round(executor), delay, TimeUnit.NANOSECONDS);
+            next = executor.schedule(() -> round(executor), delay, TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException ex) {
             // closed meanwhile: the leave is queued or done
         }
@@ -118,13 +266,18 @@ final class BalancingThread {
 
     private void end() {
         ScheduledThreadPoolExecutor executor;
+        ReleaseWatch closing;
         synchronized (lifecycle) {
             executor = balancing;
+            closing = watch;
             balancing = null;
+            watch = null;
         }
         if (executor == null) {
             return;
         }
+        CompletableFuture<Void> unsubscribed =
+                closing == null ? CompletableFuture.completedFuture(null) : closing.close();
         Duration bound = config.drainTimeout().plus(config.ttl());
         CompletableFuture<List<CompletableFuture<Void>>> leaving = new CompletableFuture<>();
         executor.execute(() -> leaving.complete(leave()));
@@ -139,6 +292,8 @@ final class BalancingThread {
             executor.shutdownNow();
             stops = balancer.stopAll();
         }
+        stops = new ArrayList<>(stops);
+        stops.add(unsubscribed);
         try {
             CompletableFuture.allOf(stops.toArray(CompletableFuture[]::new))
                     .get(bound.toMillis(), TimeUnit.MILLISECONDS);

@@ -2,8 +2,10 @@ package io.redlease.core.partition;
 
 import io.redlease.core.Elector;
 import io.redlease.core.Fencer;
+import io.redlease.core.ReleaseWatch;
 import io.redlease.core.Term;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -13,6 +15,7 @@ import java.util.OptionalInt;
 import java.util.OptionalLong;
 import java.util.SortedSet;
 import java.util.TreeSet;
+import java.util.function.LongSupplier;
 import java.util.zip.CRC32;
 import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -30,9 +33,15 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  * out its fair share ({@code ⌊n / m⌋}, or one more for the first {@code n mod m} members in id
  * order), hands over partitions beyond its share gracefully (the lease is released at once, so a
  * successor can win it within milliseconds), and campaigns for free partitions while below it,
- * looking five times per balance interval for a short while when it finds too few free. It never
- * takes a partition another instance holds: partitions move only when their holder lets go or dies.
- * A newly seen member counts only after the {@linkplain PartitionedElectionConfig#settle() settle
+ * looking five times per balance interval for a short while when it finds too few free. It also
+ * hears the other instances' releases of its partitions (on the connection factory's release
+ * subscription, where release notifications work: not on Redis Cluster) and balances at once on
+ * each: a leaver removes its entry before it releases anything, so its first release tells the
+ * others it left. The instances below their share deal the orphaned partitions (free, or held by an
+ * instance no longer a member) between them in runs by id, so each campaigns for different ones,
+ * and for each of its ones still held as soon as it hears that partition's release. It never takes
+ * a partition another instance holds: partitions move only when their holder lets go or dies. A
+ * newly seen member counts only after the {@linkplain PartitionedElectionConfig#settle() settle
  * period}, and one that drops out and comes back only after a time to live, so a flapping member
  * causes no churn; a starting instance campaigns only after one balance interval, counting at once
  * every member it saw meanwhile, so instances that start together split the partitions without
@@ -53,8 +62,9 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  *
  * <p>Threads: the partitions' electors run on the engine's shared threads, like any elector; each
  * partitioned election adds one thread of its own while started, for its membership refreshes and
- * balancing rounds (which make blocking round trips to Redis). Listener callbacks run on each
- * partition's lane; see {@link PartitionListener}.
+ * balancing rounds (which make blocking round trips to Redis), and subscribes to its partitions'
+ * release channels on the release subscription its connection factory's electors share. Listener
+ * callbacks run on each partition's lane; see {@link PartitionListener}.
  */
 public final class PartitionedElection implements AutoCloseable {
 
@@ -85,6 +95,14 @@ public final class PartitionedElection implements AutoCloseable {
     public PartitionedElection(
             @Nullable RedisOperations<String, String> redis,
             @Nullable PartitionedElectionConfig config) {
+        this(redis, config, System::nanoTime);
+    }
+
+    /** With the clock its membership and balancing rounds read, for tests. */
+    PartitionedElection(
+            @Nullable RedisOperations<String, String> redis,
+            @Nullable PartitionedElectionConfig config,
+            LongSupplier clock) {
         if (redis == null) {
             throw new IllegalArgumentException("redlease: redis must not be null");
         }
@@ -107,7 +125,7 @@ public final class PartitionedElection implements AutoCloseable {
                         config.ttl(),
                         config.settle(),
                         config.balanceInterval(),
-                        System::nanoTime);
+                        clock);
         this.balancer =
                 new Balancer(
                         electors,
@@ -116,8 +134,19 @@ public final class PartitionedElection implements AutoCloseable {
                         config.instanceId(),
                         config.balanceInterval(),
                         config.settle(),
-                        System::nanoTime);
-        this.running = new BalancingThread(config, balancer, membership);
+                        clock);
+        List<String> names = new ArrayList<>(electors.length);
+        for (Elector elector : electors) {
+            names.add(elector.name());
+        }
+        this.running =
+                new BalancingThread(
+                        config,
+                        balancer,
+                        membership,
+                        heard ->
+                                ReleaseWatch.open(redis, names, config.instanceId(), heard)
+                                        .orElse(null));
     }
 
     /**
@@ -316,6 +345,11 @@ public final class PartitionedElection implements AutoCloseable {
         return balancer.handedOver();
     }
 
+    /** Returns how many campaigns for a partition this instance has started; for tests. */
+    long campaigns() {
+        return balancer.campaigns();
+    }
+
     /** Returns the failure of the last balancing round, or empty when it succeeded. */
     public Optional<Throwable> redisFailure() {
         return Optional.ofNullable(running.redisFailure());
@@ -338,13 +372,18 @@ public final class PartitionedElection implements AutoCloseable {
 
     /**
      * Leaves gracefully: removes this instance from the member set, then stops every partition's
-     * elector (each term drains and releases its lease, so the others take the partitions over at
-     * their next round). Waits at most the drain timeout plus the time to live; returns at once
-     * when not running. The election may be {@linkplain #start() started} again. Meant for an
+     * elector (each term drains and releases its lease, and the others take each partition over as
+     * they hear its release). Waits at most the drain timeout plus the time to live; returns at
+     * once when not running. The election may be {@linkplain #start() started} again. Meant for an
      * application thread, not a {@link PartitionListener} callback.
      */
     public void stop() {
         running.stop();
+    }
+
+    /** Runs a balancing round now, as a release by another instance does; for tests. */
+    void wake() {
+        running.wake();
     }
 
     /** Stops the election; see {@link #stop()}. It may be started again afterwards. */

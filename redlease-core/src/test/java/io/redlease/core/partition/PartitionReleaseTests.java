@@ -1,0 +1,223 @@
+package io.redlease.core.partition;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.redlease.core.StepDownReason;
+import io.redlease.test.RedisExtension;
+import io.redlease.test.RedisServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * Partitions released by one instance are taken by the instances below their share on hearing the
+ * release, not at a balancing round: the balance interval is minutes long and the instances' clock
+ * is the test's own, so no regular round runs while a partition moves (the quick rounds of an
+ * instance below its share come a fifth of an interval, two minutes, after its last round, later
+ * than each move is awaited). The test moves the clock and wakes the instances only to let them
+ * join.
+ */
+@ExtendWith(RedisExtension.class)
+class PartitionReleaseTests {
+
+    private static final int PARTITIONS = 24;
+
+    private static final Duration INTERVAL = Duration.ofMinutes(10);
+
+    private static final Duration TTL = Duration.ofMinutes(30);
+
+    /** Shorter than a quick round (INTERVAL / 5): a move that waited for a round fails here. */
+    private static final Duration MOVE = Duration.ofSeconds(30);
+
+    private final Connections connections = new Connections();
+
+    private final AtomicLong clock = new AtomicLong();
+
+    private final List<PartitionedElection> instances = new CopyOnWriteArrayList<>();
+
+    /** Every term won: partition, token, instance. */
+    private final List<Won> won = new CopyOnWriteArrayList<>();
+
+    private RedisServer server;
+
+    private String name;
+
+    @BeforeEach
+    void setUp(RedisServer server, TestInfo info) {
+        this.server = server;
+        this.name = Connections.unique(info);
+    }
+
+    @AfterEach
+    void tearDown() {
+        instances.forEach(PartitionedElection::close);
+        connections.close();
+    }
+
+    private PartitionedElection instance(String id) {
+        PartitionedElectionConfig config =
+                PartitionedElectionConfig.builder(name, PARTITIONS)
+                        .ttl(TTL)
+                        .renewInterval(INTERVAL)
+                        .balanceInterval(INTERVAL)
+                        .instanceId(id)
+                        .listener(
+                                new PartitionListener() {
+                                    @Override
+                                    public void onAssigned(int partition, long token) {
+                                        won.add(new Won(partition, token, id));
+                                    }
+
+                                    @Override
+                                    public void onRevoked(
+                                            int partition, long token, StepDownReason reason) {}
+                                })
+                        .build();
+        PartitionedElection instance =
+                new PartitionedElection(connections.to(server), config, clock::get);
+        instances.add(instance);
+        return instance;
+    }
+
+    /**
+     * Starts instances and lets them join, with the clock moved and a round woken where a real
+     * clock would have run one: every instance sees the others before it counts them, then counts
+     * them all and campaigns for its share.
+     */
+    private List<PartitionedElection> joined(List<PartitionedElection> running, String... ids) {
+        List<PartitionedElection> started = new ArrayList<>();
+        for (String id : ids) {
+            PartitionedElection instance = instance(id);
+            instance.start();
+            started.add(instance);
+        }
+        List<PartitionedElection> all = new ArrayList<>(running);
+        all.addAll(started);
+        List<String> everyone = all.stream().map(PartitionedElection::instanceId).toList();
+        for (PartitionedElection instance : started) {
+            await().atMost(MOVE).until(() -> instance.members().contains(instance.instanceId()));
+        }
+        clock.addAndGet(INTERVAL.toNanos() / 2);
+        for (PartitionedElection instance : all) {
+            instance.wake();
+        }
+        for (PartitionedElection instance : all) {
+            await().atMost(MOVE).until(() -> instance.members().containsAll(everyone));
+        }
+        clock.addAndGet(INTERVAL.toNanos());
+        // The newcomers first: they campaign for what the others hand over.
+        for (PartitionedElection instance : started) {
+            instance.wake();
+        }
+        for (PartitionedElection instance : running) {
+            instance.wake();
+        }
+        return all;
+    }
+
+    private void awaitBalanced(List<PartitionedElection> live) {
+        await().atMost(MOVE)
+                .untilAsserted(
+                        () -> {
+                            Set<Integer> held = new TreeSet<>();
+                            int min = Integer.MAX_VALUE;
+                            int max = 0;
+                            for (PartitionedElection instance : live) {
+                                Set<Integer> owned = instance.owned();
+                                min = Math.min(min, owned.size());
+                                max = Math.max(max, owned.size());
+                                for (int partition : owned) {
+                                    assertThat(held.add(partition))
+                                            .as("second holder of %d", partition)
+                                            .isTrue();
+                                }
+                            }
+                            assertThat(held).hasSize(PARTITIONS);
+                            assertThat(max - min).isLessThanOrEqualTo(1);
+                        });
+    }
+
+    private static Map<Integer, String> holders(List<PartitionedElection> live) {
+        Map<Integer, String> holders = new HashMap<>();
+        for (PartitionedElection instance : live) {
+            instance.owned().forEach(p -> holders.put(p, instance.instanceId()));
+        }
+        return holders;
+    }
+
+    private static long campaigns(List<PartitionedElection> live) {
+        return live.stream().mapToLong(PartitionedElection::campaigns).sum();
+    }
+
+    @Test
+    void aLeaversPartitionsAreTakenOnTheirReleaseEachByOneInstanceBelowItsShare() {
+        List<PartitionedElection> live = joined(List.of(), "a", "b", "c", "d");
+        awaitBalanced(live);
+        await().atMost(MOVE).until(() -> won.size() >= PARTITIONS);
+        assertThat(won).as("a cold start moves nothing").hasSize(PARTITIONS);
+        PartitionedElection leaver = live.get(1);
+        Set<Integer> left = leaver.owned();
+        List<PartitionedElection> survivors = List.of(live.get(0), live.get(2), live.get(3));
+        Map<Integer, String> before = holders(survivors);
+        long campaignsBefore = campaigns(survivors);
+        int wonBefore = won.size();
+
+        leaver.close();
+
+        awaitBalanced(survivors);
+        await().atMost(MOVE).until(() -> won.size() >= wonBefore + left.size());
+        List<Won> all = List.copyOf(won);
+        List<Won> moves = all.subList(wonBefore, all.size());
+        assertThat(moves).extracting(Won::partition).containsExactlyInAnyOrderElementsOf(left);
+        assertThat(campaigns(survivors) - campaignsBefore)
+                .as("campaigns started: one per partition released, none lost to another")
+                .isEqualTo(left.size());
+        Map<Integer, String> after = holders(survivors);
+        before.forEach(
+                (partition, holder) ->
+                        assertThat(after.get(partition))
+                                .as("partition %d stays with %s", partition, holder)
+                                .isEqualTo(holder));
+    }
+
+    @Test
+    void aNewcomerTakesWhatTheOthersHandOverOnHearingEachRelease() {
+        List<PartitionedElection> live = joined(List.of(), "a", "b", "c");
+        awaitBalanced(live);
+        await().atMost(MOVE).until(() -> won.size() >= PARTITIONS);
+        Map<Integer, String> before = holders(live);
+        long campaignsBefore = campaigns(live);
+        int wonBefore = won.size();
+
+        live = joined(live, "d");
+
+        awaitBalanced(live);
+        await().atMost(MOVE).until(() -> won.size() >= wonBefore + PARTITIONS / 4);
+        PartitionedElection newcomer = live.get(3);
+        List<Won> all = List.copyOf(won);
+        List<Won> moves = all.subList(wonBefore, all.size());
+        assertThat(moves).hasSize(PARTITIONS / 4).allMatch(w -> w.instance().equals("d"));
+        assertThat(newcomer.campaigns()).isEqualTo(PARTITIONS / 4);
+        assertThat(campaigns(live.subList(0, 3))).isEqualTo(campaignsBefore);
+        Map<Integer, String> after = holders(live);
+        before.forEach(
+                (partition, holder) ->
+                        assertThat(after.get(partition))
+                                .as("partition %d stays or goes to the newcomer", partition)
+                                .isIn(holder, "d"));
+    }
+
+    record Won(int partition, long token, String instance) {}
+}
