@@ -5,7 +5,6 @@ import static org.awaitility.Awaitility.await;
 
 import io.redlease.test.AppNodes;
 import io.redlease.test.AppNodes.Event;
-import io.redlease.test.KafkaBroker;
 import io.redlease.test.RedisExtension;
 import io.redlease.test.RedisServer;
 import java.nio.file.Files;

@@ -3,7 +3,6 @@ package io.redlease.samples.kafka;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.redlease.test.KafkaBroker;
 import io.redlease.test.RedisExtension;
 import io.redlease.test.RedisServer;
 import java.util.ArrayList;

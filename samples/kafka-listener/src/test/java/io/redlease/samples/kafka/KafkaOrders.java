@@ -1,6 +1,5 @@
 package io.redlease.samples.kafka;
 
-import io.redlease.test.KafkaBroker;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.redlease.core.Elector;
-import io.redlease.test.KafkaBroker;
 import io.redlease.test.RedisExtension;
 import io.redlease.test.RedisServer;
 import io.redlease.test.TcpProxy;

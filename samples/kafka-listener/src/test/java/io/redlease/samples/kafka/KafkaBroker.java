@@ -1,4 +1,4 @@
-package io.redlease.test;
+package io.redlease.samples.kafka;
 
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -28,8 +28,8 @@ public final class KafkaBroker implements AutoCloseable {
 
     private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(30);
 
-    private static final SharedServer<KafkaBroker> SHARED =
-            new SharedServer<>(KafkaBroker::startShared, KafkaBroker::isClosed);
+    /** The broker shared by this test JVM, once started. */
+    private static KafkaBroker shared;
 
     private final EmbeddedKafkaKraftBroker broker;
 
@@ -45,8 +45,11 @@ public final class KafkaBroker implements AutoCloseable {
      *
      * @return the running shared broker
      */
-    public static KafkaBroker shared() {
-        return SHARED.get();
+    public static synchronized KafkaBroker shared() {
+        if (shared == null || shared.isClosed()) {
+            shared = startShared();
+        }
+        return shared;
     }
 
     private static KafkaBroker startShared() {
