@@ -34,7 +34,7 @@ public final class SlotJobControls {
      * it. Refused, without running anything, when the job is unknown, this instance does not lead
      * (naming the holder if Redis answers), the job is paused, or it is not scheduled.
      *
-     * @param jobId the job's id, as {@link #jobs()} shows it
+     * @param jobId the job's id, as {@link SlotJobs#jobs()} shows it
      * @param partition for a job of a partitioned election, the partition; null otherwise
      * @return what became of it, once the run ended (or at once when refused)
      * @throws IllegalArgumentException when {@code partition} is missing for a partitioned job, out
