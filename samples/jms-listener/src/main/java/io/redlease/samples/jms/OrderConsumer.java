@@ -86,7 +86,7 @@ public class OrderConsumer {
             millis = slowMillis;
         }
         if (millis > 0) {
-            Thread.sleep(millis);
+            Thread.sleep(millis); // the order's processing, not synchronisation
         }
     }
 }
