@@ -5,6 +5,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -14,9 +16,13 @@ import org.jspecify.annotations.Nullable;
  * One run of an {@link Elector}: the contend / lead / step-down state machine, from start until
  * stopped.
  *
- * <p>All state is confined to one loop thread, which runs no user code: observer callbacks go to
- * the election's {@link Lane}, the leader task to a thread of its own. Redis round trips are
- * futures bounded by {@link RoundTrips}. A run first opens its connection, then contends ({@link
+ * <p>All state is confined to the run's loop: its steps run one at a time and run no user code
+ * (observer callbacks go to the election's {@link Lane}, the leader task to a thread of its own). A
+ * step runs on the run's loop thread, or, for the events of a hand-off (a release heard, the reply
+ * of an acquire or a release, a stop with nothing in flight), at once on the thread that brings the
+ * event when no other step of the run is running or waiting ({@link #executeNow}): the hop to the
+ * loop thread would be a thread wake-up on the hand-off's path. Redis round trips are futures
+ * bounded by {@link RoundTrips}. A run first opens its connection, then contends ({@link
  * Contending}) and leads ({@link Leadership}). Every step runs guarded: a throwable that escapes
  * one ends the term ({@link StepDownReason#INTERNAL_ERROR}), is logged at ERROR and reported, and
  * the run contends again. Stopping is bounded: see {@link #requestStop}.
@@ -68,13 +74,19 @@ final class Campaign {
 
     private final Contending contending;
 
+    /** Held by the step that runs; a step runs on the loop thread or inline. */
+    private final ReentrantLock steps = new ReentrantLock();
+
+    /** Steps handed to the loop thread and not begun yet: an inline step never overtakes one. */
+    private final AtomicInteger queued = new AtomicInteger();
+
     /**
      * Completed once the run has a first outcome: true when it won a term (published by then),
      * false when it follows, its first attempt failed, or it stopped.
      */
     private final CompletableFuture<Boolean> firstOutcome = new CompletableFuture<>();
 
-    // Confined to the loop thread from here on.
+    // Confined to the loop from here on.
 
     private volatile Phase phase = Phase.SLEEPING;
 
@@ -166,14 +178,53 @@ final class Campaign {
         return stopping.deadline();
     }
 
-    /** Runs a step on the loop, guarded. */
+    /** Runs a step on the loop thread, guarded. */
     void execute(Runnable step) {
-        loop.execute(() -> guarded(step));
+        queued.incrementAndGet();
+        loop.execute(
+                () -> {
+                    steps.lock();
+                    try {
+                        queued.decrementAndGet();
+                        guarded(step);
+                    } finally {
+                        steps.unlock();
+                    }
+                });
     }
 
-    /** Schedules a step on the loop, guarded. */
+    /**
+     * Runs a step at once on the calling thread when no other step of the run is running or handed
+     * to the loop thread, else on the loop thread after them. For the events of a hand-off, on the
+     * thread that brings them: a client's I/O thread, a stopping caller. Such a thread must never
+     * be held up: a step only sends requests and hands work on, it never waits.
+     */
+    void executeNow(Runnable step) {
+        if (!steps.isHeldByCurrentThread() && steps.tryLock()) {
+            try {
+                if (queued.get() == 0) {
+                    guarded(step);
+                    return;
+                }
+            } finally {
+                steps.unlock();
+            }
+        }
+        execute(step);
+    }
+
+    /** Schedules a step on the loop thread, guarded. */
     ScheduledFuture<?> schedule(Runnable step, long delayNanos) {
-        return loop.schedule(() -> guarded(step), delayNanos, TimeUnit.NANOSECONDS);
+        return loop.schedule(() -> locked(step), delayNanos, TimeUnit.NANOSECONDS);
+    }
+
+    private void locked(Runnable step) {
+        steps.lock();
+        try {
+            guarded(step);
+        } finally {
+            steps.unlock();
+        }
     }
 
     private void guarded(Runnable step) {
@@ -212,9 +263,12 @@ final class Campaign {
         execute(() -> leadership.resign(term));
     }
 
-    /** Makes a follower try to acquire now, for example because the lease was released. */
+    /**
+     * Makes a follower try to acquire now, because the lease was released: on the calling thread
+     * (the subscription's) when the loop is idle; see {@link #executeNow}.
+     */
     void wake() {
-        execute(this::wakeOnLoop);
+        executeNow(this::wakeOnLoop);
     }
 
     void wakeOnLoop() {
@@ -401,7 +455,7 @@ final class Campaign {
         } catch (Throwable again) {
             logger.error("redlease: recovery of '" + elector.name() + "' failed", again);
             leadership.forget();
-            loop.schedule(() -> guarded(this::attempt), acquireInterval, TimeUnit.NANOSECONDS);
+            schedule(this::attempt, acquireInterval);
         }
     }
 

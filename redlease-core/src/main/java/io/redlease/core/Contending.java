@@ -9,7 +9,7 @@ import org.springframework.dao.QueryTimeoutException;
 
 /**
  * The contending half of a run: opening the connection before the first look at the lease, then one
- * acquire at a time, each bounded, and what its reply means. Confined to the run's loop thread.
+ * acquire at a time, each bounded, and what its reply means. Confined to the run's loop.
  *
  * <p>Opening the connection (the client's connect and handshake) is bounded by the {@linkplain
  * ElectorConfig#connectTimeout() connect timeout} and waits on the blocking pool, so the acquire's
@@ -108,7 +108,8 @@ final class Contending {
                                     onReply(attempt.sentAt, reply, error);
                                 });
         last = attempt;
-        attempt.reply.whenComplete((reply, error) -> campaign.execute(() -> settled(attempt)));
+        // At once when the loop is idle, like the reply's delivery: queued, it would hold that up.
+        attempt.reply.whenComplete((reply, error) -> campaign.executeNow(() -> settled(attempt)));
     }
 
     /** Takes a win that came after its attempt was abandoned, if it can still be a term. */
@@ -201,7 +202,7 @@ final class Contending {
 
         CompletableFuture<AcquireReply> reply = new CompletableFuture<>();
 
-        /** Whether its outcome was delivered as a timeout; confined to the loop thread. */
+        /** Whether its outcome was delivered as a timeout; confined to the loop. */
         boolean abandoned;
 
         Attempt(long sentAt) {

@@ -10,7 +10,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The leading half of a run: one term at a time, from election through renewals to its release.
- * Confined to the run's loop thread, except for the watchdog.
+ * Confined to the run's loop, except for the watchdog.
  *
  * <p>The watchdog runs on another loop: when the local deadline (time to live after the last
  * successful renewal's send) passes and the term is still active, it ends the term there and then,
@@ -98,7 +98,9 @@ final class Leadership {
                                 }
                             }
                             Throwable failed = failure;
-                            campaign.execute(() -> onTaskEnded(lease, failed));
+                            // The release a stop waits for goes out from here when the loop is
+                            // idle: the task has returned and this thread runs nothing else.
+                            campaign.executeNow(() -> onTaskEnded(lease, failed));
                         },
                         "redlease-leader-" + campaign.elector.name() + "-" + term.token());
         lease.taskThread = thread;

@@ -16,7 +16,9 @@ import org.springframework.dao.QueryTimeoutException;
  * The bounded Redis round trips of one run: each hands its outcome to the loop once, as the reply,
  * the failure, or a {@link QueryTimeoutException} when no reply came within its bound. A reply that
  * completed by the time the bound fires wins over the timeout ("photo finish"). Only the latest
- * call is awaited; a reply to an older one is ignored. Confined to the run's loop thread.
+ * call is awaited; a reply to an older one is ignored. Confined to the run's loop. The outcome of
+ * an acquire or a release, the round trips of a hand-off, is handled at once on the thread that
+ * brings the reply when the loop is idle ({@link Campaign#executeNow}); others on the loop thread.
  *
  * <p>Each request sent is reported to {@link Observer#onRoundTrip} once. A request of {@link #call}
  * is reported when it is delivered (its reply, failure or bound); one of {@link #send}, which the
@@ -56,6 +58,11 @@ final class RoundTrips {
         CompletableFuture<T> sent = supply(roundTrip);
         await(sent, sentAt, timeoutNanos, cancel, operation, subject(what), next);
         return sent;
+    }
+
+    /** Whether an operation's outcome is handled on the thread that brings it; see above. */
+    private static boolean handOff(Operation operation) {
+        return operation == Operation.ACQUIRE || operation == Operation.RELEASE;
     }
 
     /**
@@ -140,13 +147,20 @@ final class RoundTrips {
         Runnable delivery =
                 () -> deliver(id, reply, sent, timeoutNanos, cancel, operation, subject, next);
         ScheduledFuture<?> bound = campaign.schedule(delivery, timeoutNanos);
+        Runnable onReply =
+                () -> {
+                    bound.cancel(false);
+                    delivery.run();
+                };
+        boolean now = handOff(operation);
         reply.whenComplete(
-                (value, error) ->
-                        campaign.execute(
-                                () -> {
-                                    bound.cancel(false);
-                                    delivery.run();
-                                }));
+                (value, error) -> {
+                    if (now) {
+                        campaign.executeNow(onReply);
+                    } else {
+                        campaign.execute(onReply);
+                    }
+                });
     }
 
     /**

@@ -26,7 +26,7 @@ final class Stopping {
     /** When stopping stops waiting for work in flight, by {@link System#nanoTime()}. */
     private volatile long deadline;
 
-    /** Whether the run has begun to end; confined to the loop thread. */
+    /** Whether the run has begun to end; confined to the loop. */
     private boolean begun;
 
     Stopping(Campaign campaign, Leadership leadership, Lane lane) {
@@ -60,6 +60,12 @@ final class Stopping {
         deadline = System.nanoTime() + drainNanos;
         requested = true;
         gate.close();
+        if (gate.drained().isDone()) {
+            // Nothing in flight: the run begins to end on the calling thread when its loop is
+            // idle, so that the release goes out without a hop to the loop thread.
+            campaign.executeNow(this::begin);
+            return;
+        }
         ScheduledFuture<?> timeout = campaign.schedule(this::onDrainDeadline, drainNanos);
         gate.drained()
                 .thenRun(

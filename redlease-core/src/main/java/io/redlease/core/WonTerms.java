@@ -5,7 +5,7 @@ import io.redlease.core.Observer.Operation;
 /**
  * What happens between winning the lease and starting the term: the replicas' acknowledgement when
  * one is configured, or giving up a won lease (a token at 2^53, unacknowledged replicas, a stop in
- * the same instant). Confined to the run's loop thread.
+ * the same instant). Confined to the run's loop.
  */
 final class WonTerms {
 

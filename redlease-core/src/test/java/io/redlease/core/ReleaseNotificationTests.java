@@ -7,12 +7,17 @@ import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
+import io.redlease.core.Observer.Operation;
 import io.redlease.test.RedisExtension;
 import io.redlease.test.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterEach;
@@ -155,6 +160,74 @@ class ReleaseNotificationTests {
         leader.stop();
         assertThat(goneBeforeRelease).isTrue();
         assertThat(redis.opsForValue().get(name + ":leader")).isNull();
+    }
+
+    @Test
+    void aGracefulHandOffNeedsNoLoopThread() throws Exception {
+        // The stop's release, the follower's wake-up, its acquire and both replies are handled on
+        // the threads that bring them while the runs' loops are idle, without a hop to a loop
+        // thread: the hand-off completes while every loop thread of both runs is held by other
+        // work.
+        Recorder leader = new Recorder();
+        Recorder follower = new Recorder();
+        CountDownLatch renewed = new CountDownLatch(1);
+        Observer renewals =
+                new Observer() {
+                    @Override
+                    public void onRoundTrip(
+                            Operation operation, Duration duration, boolean succeeded) {
+                        if (operation == Operation.RENEW) {
+                            renewed.countDown();
+                        }
+                    }
+                };
+        Elector a =
+                new Elector(
+                        redis,
+                        ElectorConfig.builder(name)
+                                .ttl(TTL)
+                                .instanceId("a")
+                                .observer(leader)
+                                .observer(renewals)
+                                .build());
+        electors.add(a);
+        a.start();
+        leader.await("elected", 1);
+        Elector b = elector("b", true, follower);
+        b.start();
+        // The leader's first renewal was answered and the follower sleeps until its next look,
+        // subscribed: whatever their loops had to do is queued ahead of the blockers below.
+        assertThat(renewed.await(10, TimeUnit.SECONDS)).isTrue();
+        await().until(b::idleFollower);
+        CountDownLatch hold = new CountDownLatch(1);
+        List<CountDownLatch> holding = new ArrayList<>();
+        for (ScheduledExecutorService loop : Set.of(a.loop(), b.loop())) {
+            CountDownLatch running = new CountDownLatch(1);
+            holding.add(running);
+            loop.execute(
+                    () -> {
+                        running.countDown();
+                        try {
+                            hold.await();
+                        } catch (InterruptedException ex) {
+                            Thread.currentThread().interrupt();
+                        }
+                    });
+        }
+        try {
+            for (CountDownLatch running : holding) {
+                assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
+            }
+            CompletableFuture<Void> stopped = a.stopAsync();
+            Recorder.Event elected = follower.await("elected", 1);
+            leader.await("steppedDown", 1);
+            assertThat(hold.getCount()).isOne();
+            assertThat(elected.token()).isGreaterThan(leader.electedTokens().get(0));
+            hold.countDown();
+            stopped.get(10, TimeUnit.SECONDS);
+        } finally {
+            hold.countDown();
+        }
     }
 
     @Test
