@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.redlease.core.StepDownReason;
 import io.redlease.test.RedisExtension;
 import io.redlease.test.RedisServer;
+import io.redlease.test.RespClient;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -109,6 +110,8 @@ class PartitionReleaseTests {
         for (PartitionedElection instance : started) {
             await().atMost(MOVE).until(() -> instance.members().contains(instance.instanceId()));
         }
+        // Every instance hears releases before it joins, as it does once it has run for a while.
+        await().atMost(MOVE).until(() -> listening() >= all.size());
         clock.addAndGet(INTERVAL.toNanos() / 2);
         for (PartitionedElection instance : all) {
             instance.wake();
@@ -125,6 +128,19 @@ class PartitionReleaseTests {
             instance.wake();
         }
         return all;
+    }
+
+    /** Returns how many instances' release subscriptions are in place. */
+    private long listening() {
+        try (RespClient client = RespClient.connect(server.host(), server.port())) {
+            List<?> reply =
+                    (List<?>)
+                            client.command(
+                                    "PUBSUB",
+                                    "NUMSUB",
+                                    PartitionedElection.electionName(name, 0) + ":released");
+            return reply == null ? 0 : ((Number) reply.get(1)).longValue();
+        }
     }
 
     private void awaitBalanced(List<PartitionedElection> live) {
@@ -217,6 +233,63 @@ class PartitionReleaseTests {
                         assertThat(after.get(partition))
                                 .as("partition %d stays or goes to the newcomer", partition)
                                 .isIn(holder, "d"));
+    }
+
+    @Test
+    void twoInstancesLeavingAtOnceHaveTheirPartitionsTakenOnTheirRelease() throws Exception {
+        List<PartitionedElection> live = joined(List.of(), "a", "b", "c", "d", "e", "f");
+        awaitBalanced(live);
+        await().atMost(MOVE).until(() -> won.size() >= PARTITIONS);
+        List<PartitionedElection> leavers = List.of(live.get(1), live.get(2));
+        Set<Integer> left = new TreeSet<>(leavers.get(0).owned());
+        left.addAll(leavers.get(1).owned());
+        List<PartitionedElection> survivors =
+                List.of(live.get(0), live.get(3), live.get(4), live.get(5));
+        Map<Integer, String> before = holders(survivors);
+        int wonBefore = won.size();
+
+        Thread other = new Thread(leavers.get(1)::close);
+        other.start();
+        leavers.get(0).close();
+        other.join();
+
+        awaitBalanced(survivors);
+        await().atMost(MOVE).until(() -> won.size() >= wonBefore + left.size());
+        List<Won> all = List.copyOf(won);
+        List<Won> moves = all.subList(wonBefore, all.size());
+        assertThat(moves).extracting(Won::partition).containsExactlyInAnyOrderElementsOf(left);
+        Map<Integer, String> after = holders(survivors);
+        before.forEach(
+                (partition, holder) ->
+                        assertThat(after.get(partition))
+                                .as("partition %d stays with %s", partition, holder)
+                                .isEqualTo(holder));
+    }
+
+    @Test
+    void aLeaveWhileANewcomerJoinsLosesAndDoublesNothing() {
+        List<PartitionedElection> live = joined(List.of(), "b", "c", "d");
+        awaitBalanced(live);
+        await().atMost(MOVE).until(() -> won.size() >= PARTITIONS);
+        PartitionedElection leaver = live.get(1);
+
+        PartitionedElection newcomer = instance("a");
+        newcomer.start();
+        await().atMost(MOVE).until(() -> newcomer.members().contains("a"));
+        leaver.close();
+        List<PartitionedElection> survivors = List.of(live.get(0), live.get(2), newcomer);
+        clock.addAndGet(INTERVAL.toNanos() / 2);
+        survivors.forEach(PartitionedElection::wake);
+        for (PartitionedElection instance : survivors) {
+            await().atMost(MOVE)
+                    .until(() -> instance.members().containsAll(List.of("a", "b", "d")));
+        }
+        clock.addAndGet(INTERVAL.toNanos());
+        newcomer.wake();
+        live.get(0).wake();
+        live.get(2).wake();
+
+        awaitBalanced(survivors);
     }
 
     record Won(int partition, long token, String instance) {}
