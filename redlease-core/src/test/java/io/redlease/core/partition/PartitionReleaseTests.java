@@ -44,6 +44,9 @@ class PartitionReleaseTests {
 
     private final Connections connections = new Connections();
 
+    /** The partition count of the instances a test creates. */
+    private int partitions = PARTITIONS;
+
     private final AtomicLong clock = new AtomicLong();
 
     private final List<PartitionedElection> instances = new CopyOnWriteArrayList<>();
@@ -69,7 +72,7 @@ class PartitionReleaseTests {
 
     private PartitionedElection instance(String id) {
         PartitionedElectionConfig config =
-                PartitionedElectionConfig.builder(name, PARTITIONS)
+                PartitionedElectionConfig.builder(name, partitions)
                         .ttl(TTL)
                         .renewInterval(INTERVAL)
                         .balanceInterval(INTERVAL)
@@ -160,7 +163,7 @@ class PartitionReleaseTests {
                                             .isTrue();
                                 }
                             }
-                            assertThat(held).hasSize(PARTITIONS);
+                            assertThat(held).hasSize(partitions);
                             assertThat(max - min).isLessThanOrEqualTo(1);
                         });
     }
@@ -290,6 +293,42 @@ class PartitionReleaseTests {
         live.get(2).wake();
 
         awaitBalanced(survivors);
+    }
+
+    @Test
+    void withAnUnevenCountANewcomerSortingFirstTakesOnlyItsShareAndALeaverGivesOnlyItsOwn() {
+        partitions = 10;
+        // Java's order: "10" < "9" < "B" < "a".
+        List<PartitionedElection> live = joined(List.of(), "9", "B", "a");
+        awaitBalanced(live);
+        await().atMost(MOVE).until(() -> won.size() >= partitions);
+        assertThat(live.get(0).owned()).hasSize(4);
+        Map<Integer, String> before = holders(live);
+        int wonBefore = won.size();
+
+        live = joined(live, "10");
+
+        awaitBalanced(live);
+        PartitionedElection newcomer = live.get(3);
+        await().atMost(MOVE).until(() -> won.size() >= wonBefore + 3);
+        assertThat(newcomer.owned()).hasSize(3);
+        assertThat(newcomer.campaigns()).isEqualTo(3);
+        List<Won> moves = List.copyOf(won).subList(wonBefore, won.size());
+        assertThat(moves).hasSize(3).allMatch(w -> w.instance().equals("10"));
+        Map<Integer, String> joinedHolders = holders(live);
+        before.forEach(
+                (partition, holder) -> assertThat(joinedHolders.get(partition)).isIn(holder, "10"));
+
+        PartitionedElection leaver = live.get(0);
+        Set<Integer> left = leaver.owned();
+        List<PartitionedElection> survivors = List.of(live.get(1), live.get(2), newcomer);
+        int wonBeforeLeave = won.size();
+        leaver.close();
+
+        awaitBalanced(survivors);
+        await().atMost(MOVE).until(() -> won.size() >= wonBeforeLeave + left.size());
+        List<Won> leaveMoves = List.copyOf(won).subList(wonBeforeLeave, won.size());
+        assertThat(leaveMoves).extracting(Won::partition).containsExactlyInAnyOrderElementsOf(left);
     }
 
     record Won(int partition, long token, String instance) {}
