@@ -44,6 +44,9 @@ class PartitionReleaseTests {
 
     private final Connections connections = new Connections();
 
+    /** Whether the listeners throw, after recording a won term. */
+    private volatile boolean throwing;
+
     /** The partition count of the instances a test creates. */
     private int partitions = PARTITIONS;
 
@@ -82,11 +85,18 @@ class PartitionReleaseTests {
                                     @Override
                                     public void onAssigned(int partition, long token) {
                                         won.add(new Won(partition, token, id));
+                                        if (throwing) {
+                                            throw new IllegalStateException("listener fails");
+                                        }
                                     }
 
                                     @Override
                                     public void onRevoked(
-                                            int partition, long token, StepDownReason reason) {}
+                                            int partition, long token, StepDownReason reason) {
+                                        if (throwing) {
+                                            throw new AssertionError("listener fails");
+                                        }
+                                    }
                                 })
                         .build();
         PartitionedElection instance =
@@ -329,6 +339,24 @@ class PartitionReleaseTests {
         await().atMost(MOVE).until(() -> won.size() >= wonBeforeLeave + left.size());
         List<Won> leaveMoves = List.copyOf(won).subList(wonBeforeLeave, won.size());
         assertThat(leaveMoves).extracting(Won::partition).containsExactlyInAnyOrderElementsOf(left);
+    }
+
+    @Test
+    void listenersThatThrowDisturbNeitherTheBalanceNorALeave() {
+        throwing = true;
+        List<PartitionedElection> live = joined(List.of(), "a", "b", "c");
+        awaitBalanced(live);
+        await().atMost(MOVE).until(() -> won.size() >= PARTITIONS);
+        Set<Integer> left = live.get(1).owned();
+        int wonBefore = won.size();
+
+        live.get(1).close();
+
+        List<PartitionedElection> survivors = List.of(live.get(0), live.get(2));
+        awaitBalanced(survivors);
+        await().atMost(MOVE).until(() -> won.size() >= wonBefore + left.size());
+        List<Won> moves = List.copyOf(won).subList(wonBefore, won.size());
+        assertThat(moves).extracting(Won::partition).containsExactlyInAnyOrderElementsOf(left);
     }
 
     record Won(int partition, long token, String instance) {}
