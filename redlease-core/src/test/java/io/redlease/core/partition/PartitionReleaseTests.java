@@ -359,5 +359,38 @@ class PartitionReleaseTests {
         assertThat(moves).extracting(Won::partition).containsExactlyInAnyOrderElementsOf(left);
     }
 
+    @Test
+    void instancesLeavingTogetherWhileHearingEachOthersReleasesLeaveNothingRunning()
+            throws Exception {
+        List<PartitionedElection> live = joined(List.of(), "a", "b", "c");
+        awaitBalanced(live);
+        await().atMost(MOVE).until(() -> won.size() >= PARTITIONS);
+
+        // All three leave at once, each possibly woken by the others' releases as it leaves.
+        Thread first = new Thread(live.get(0)::close);
+        Thread second = new Thread(live.get(1)::close);
+        first.start();
+        second.start();
+        live.get(2).close();
+        first.join();
+        second.join();
+
+        for (PartitionedElection instance : live) {
+            assertThat(instance.owned()).as("%s owns", instance.instanceId()).isEmpty();
+            for (int partition = 0; partition < PARTITIONS; partition++) {
+                assertThat(instance.elector(partition).isRunning())
+                        .as("%s runs partition %d", instance.instanceId(), partition)
+                        .isFalse();
+            }
+        }
+        assertThat(live.get(0).holders())
+                .allMatch(holder -> holder.instanceId() == null, "no lease held");
+        try (RespClient client = RespClient.connect(server.host(), server.port())) {
+            assertThat((List<?>) client.command("ZRANGE", Membership.membersKey(name), "0", "-1"))
+                    .as("members left")
+                    .isEmpty();
+        }
+    }
+
     record Won(int partition, long token, String instance) {}
 }
