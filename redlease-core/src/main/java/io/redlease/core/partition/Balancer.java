@@ -91,8 +91,8 @@ final class Balancer {
     private final AtomicLong campaigns = new AtomicLong();
 
     /**
-     * The orphans the last look dealt to other members, or null when it read no holders: their
-     * release needs no round here.
+     * The orphans still held by a former member that the last look dealt to other members, or null
+     * when it read no holders: the first release heard of each needs no round here.
      */
     private volatile boolean @Nullable [] dealtToOthers;
 
@@ -329,9 +329,16 @@ final class Balancer {
                 continue;
             }
             int end = Math.min(orphans.size(), next + lacks);
-            boolean[] to = member.equals(instanceId) ? mine : others;
+            boolean mineNow = member.equals(instanceId);
             for (int i = next; i < end; i++) {
-                to[orphans.get(i)] = true;
+                int orphan = orphans.get(i);
+                if (mineNow) {
+                    mine[orphan] = true;
+                } else if (holders[orphan] != null) {
+                    // Only the former member's coming release is the other's to hear; a release
+                    // of a free one means someone took it since, and the view has changed.
+                    others[orphan] = true;
+                }
             }
             next = end;
         }
@@ -420,15 +427,22 @@ final class Balancer {
 
     /**
      * Returns whether another instance's release of a partition may need a round here: not when
-     * this instance runs the partition's elector already (its campaign hears the release) or the
-     * last look dealt the partition to another member. Any thread.
+     * this instance runs the partition's elector already (its campaign hears the release), nor for
+     * the first release of a partition the last look found held by a former member and dealt to
+     * another member. A later release of it, or that of a partition dealt to another while free,
+     * comes from whoever took it since, which the last look did not see. Any thread.
      */
     boolean needsRound(int partition) {
         if (electors[partition].isRunning()) {
             return false;
         }
         boolean[] others = dealtToOthers;
-        return others == null || !others[partition];
+        if (others == null || !others[partition]) {
+            return true;
+        }
+        // The former member's release, expected once: a later one is the new holder's.
+        others[partition] = false;
+        return false;
     }
 
     /** Returns how many campaigns for a partition this instance has started. */

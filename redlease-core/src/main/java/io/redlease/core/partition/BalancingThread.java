@@ -132,6 +132,8 @@ final class BalancingThread {
             executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
             executor.setRemoveOnCancelPolicy(true);
             balancing = executor;
+            // A spaced wake-up the last run's executor dropped at its shutdown never cleared this.
+            woken.set(false);
             ReleaseWatch opened = watches.apply(this::heard);
             watch = opened;
             if (opened != null) {

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import io.redlease.core.StepDownReason;
 import io.redlease.test.RedisExtension;
 import io.redlease.test.RedisServer;
+import io.redlease.test.RespClient;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -43,6 +44,12 @@ class PartitionReleaseTests {
 
     private final Connections connections = new Connections();
 
+    /** Whether the listeners throw, after recording a won term. */
+    private volatile boolean throwing;
+
+    /** The partition count of the instances a test creates. */
+    private int partitions = PARTITIONS;
+
     private final AtomicLong clock = new AtomicLong();
 
     private final List<PartitionedElection> instances = new CopyOnWriteArrayList<>();
@@ -68,7 +75,7 @@ class PartitionReleaseTests {
 
     private PartitionedElection instance(String id) {
         PartitionedElectionConfig config =
-                PartitionedElectionConfig.builder(name, PARTITIONS)
+                PartitionedElectionConfig.builder(name, partitions)
                         .ttl(TTL)
                         .renewInterval(INTERVAL)
                         .balanceInterval(INTERVAL)
@@ -78,11 +85,18 @@ class PartitionReleaseTests {
                                     @Override
                                     public void onAssigned(int partition, long token) {
                                         won.add(new Won(partition, token, id));
+                                        if (throwing) {
+                                            throw new IllegalStateException("listener fails");
+                                        }
                                     }
 
                                     @Override
                                     public void onRevoked(
-                                            int partition, long token, StepDownReason reason) {}
+                                            int partition, long token, StepDownReason reason) {
+                                        if (throwing) {
+                                            throw new AssertionError("listener fails");
+                                        }
+                                    }
                                 })
                         .build();
         PartitionedElection instance =
@@ -109,6 +123,8 @@ class PartitionReleaseTests {
         for (PartitionedElection instance : started) {
             await().atMost(MOVE).until(() -> instance.members().contains(instance.instanceId()));
         }
+        // Every instance hears releases before it joins, as it does once it has run for a while.
+        await().atMost(MOVE).until(() -> listening() >= all.size());
         clock.addAndGet(INTERVAL.toNanos() / 2);
         for (PartitionedElection instance : all) {
             instance.wake();
@@ -125,6 +141,19 @@ class PartitionReleaseTests {
             instance.wake();
         }
         return all;
+    }
+
+    /** Returns how many instances' release subscriptions are in place. */
+    private long listening() {
+        try (RespClient client = RespClient.connect(server.host(), server.port())) {
+            List<?> reply =
+                    (List<?>)
+                            client.command(
+                                    "PUBSUB",
+                                    "NUMSUB",
+                                    PartitionedElection.electionName(name, 0) + ":released");
+            return reply == null ? 0 : ((Number) reply.get(1)).longValue();
+        }
     }
 
     private void awaitBalanced(List<PartitionedElection> live) {
@@ -144,7 +173,7 @@ class PartitionReleaseTests {
                                             .isTrue();
                                 }
                             }
-                            assertThat(held).hasSize(PARTITIONS);
+                            assertThat(held).hasSize(partitions);
                             assertThat(max - min).isLessThanOrEqualTo(1);
                         });
     }
@@ -217,6 +246,150 @@ class PartitionReleaseTests {
                         assertThat(after.get(partition))
                                 .as("partition %d stays or goes to the newcomer", partition)
                                 .isIn(holder, "d"));
+    }
+
+    @Test
+    void twoInstancesLeavingAtOnceHaveTheirPartitionsTakenOnTheirRelease() throws Exception {
+        List<PartitionedElection> live = joined(List.of(), "a", "b", "c", "d", "e", "f");
+        awaitBalanced(live);
+        await().atMost(MOVE).until(() -> won.size() >= PARTITIONS);
+        List<PartitionedElection> leavers = List.of(live.get(1), live.get(2));
+        Set<Integer> left = new TreeSet<>(leavers.get(0).owned());
+        left.addAll(leavers.get(1).owned());
+        List<PartitionedElection> survivors =
+                List.of(live.get(0), live.get(3), live.get(4), live.get(5));
+        Map<Integer, String> before = holders(survivors);
+        int wonBefore = won.size();
+
+        Thread other = new Thread(leavers.get(1)::close);
+        other.start();
+        leavers.get(0).close();
+        other.join();
+
+        awaitBalanced(survivors);
+        await().atMost(MOVE).until(() -> won.size() >= wonBefore + left.size());
+        List<Won> all = List.copyOf(won);
+        List<Won> moves = all.subList(wonBefore, all.size());
+        assertThat(moves).extracting(Won::partition).containsExactlyInAnyOrderElementsOf(left);
+        Map<Integer, String> after = holders(survivors);
+        before.forEach(
+                (partition, holder) ->
+                        assertThat(after.get(partition))
+                                .as("partition %d stays with %s", partition, holder)
+                                .isEqualTo(holder));
+    }
+
+    @Test
+    void aLeaveWhileANewcomerJoinsLosesAndDoublesNothing() {
+        List<PartitionedElection> live = joined(List.of(), "b", "c", "d");
+        awaitBalanced(live);
+        await().atMost(MOVE).until(() -> won.size() >= PARTITIONS);
+        PartitionedElection leaver = live.get(1);
+
+        PartitionedElection newcomer = instance("a");
+        newcomer.start();
+        await().atMost(MOVE).until(() -> newcomer.members().contains("a"));
+        leaver.close();
+        List<PartitionedElection> survivors = List.of(live.get(0), live.get(2), newcomer);
+        clock.addAndGet(INTERVAL.toNanos() / 2);
+        survivors.forEach(PartitionedElection::wake);
+        for (PartitionedElection instance : survivors) {
+            await().atMost(MOVE)
+                    .until(() -> instance.members().containsAll(List.of("a", "b", "d")));
+        }
+        clock.addAndGet(INTERVAL.toNanos());
+        newcomer.wake();
+        live.get(0).wake();
+        live.get(2).wake();
+
+        awaitBalanced(survivors);
+    }
+
+    @Test
+    void withAnUnevenCountANewcomerSortingFirstTakesOnlyItsShareAndALeaverGivesOnlyItsOwn() {
+        partitions = 10;
+        // Java's order: "10" < "9" < "B" < "a".
+        List<PartitionedElection> live = joined(List.of(), "9", "B", "a");
+        awaitBalanced(live);
+        await().atMost(MOVE).until(() -> won.size() >= partitions);
+        assertThat(live.get(0).owned()).hasSize(4);
+        Map<Integer, String> before = holders(live);
+        int wonBefore = won.size();
+
+        live = joined(live, "10");
+
+        awaitBalanced(live);
+        PartitionedElection newcomer = live.get(3);
+        await().atMost(MOVE).until(() -> won.size() >= wonBefore + 3);
+        assertThat(newcomer.owned()).hasSize(3);
+        assertThat(newcomer.campaigns()).isEqualTo(3);
+        List<Won> moves = List.copyOf(won).subList(wonBefore, won.size());
+        assertThat(moves).hasSize(3).allMatch(w -> w.instance().equals("10"));
+        Map<Integer, String> joinedHolders = holders(live);
+        before.forEach(
+                (partition, holder) -> assertThat(joinedHolders.get(partition)).isIn(holder, "10"));
+
+        PartitionedElection leaver = live.get(0);
+        Set<Integer> left = leaver.owned();
+        List<PartitionedElection> survivors = List.of(live.get(1), live.get(2), newcomer);
+        int wonBeforeLeave = won.size();
+        leaver.close();
+
+        awaitBalanced(survivors);
+        await().atMost(MOVE).until(() -> won.size() >= wonBeforeLeave + left.size());
+        List<Won> leaveMoves = List.copyOf(won).subList(wonBeforeLeave, won.size());
+        assertThat(leaveMoves).extracting(Won::partition).containsExactlyInAnyOrderElementsOf(left);
+    }
+
+    @Test
+    void listenersThatThrowDisturbNeitherTheBalanceNorALeave() {
+        throwing = true;
+        List<PartitionedElection> live = joined(List.of(), "a", "b", "c");
+        awaitBalanced(live);
+        await().atMost(MOVE).until(() -> won.size() >= PARTITIONS);
+        Set<Integer> left = live.get(1).owned();
+        int wonBefore = won.size();
+
+        live.get(1).close();
+
+        List<PartitionedElection> survivors = List.of(live.get(0), live.get(2));
+        awaitBalanced(survivors);
+        await().atMost(MOVE).until(() -> won.size() >= wonBefore + left.size());
+        List<Won> moves = List.copyOf(won).subList(wonBefore, won.size());
+        assertThat(moves).extracting(Won::partition).containsExactlyInAnyOrderElementsOf(left);
+    }
+
+    @Test
+    void instancesLeavingTogetherWhileHearingEachOthersReleasesLeaveNothingRunning()
+            throws Exception {
+        List<PartitionedElection> live = joined(List.of(), "a", "b", "c");
+        awaitBalanced(live);
+        await().atMost(MOVE).until(() -> won.size() >= PARTITIONS);
+
+        // All three leave at once, each possibly woken by the others' releases as it leaves.
+        Thread first = new Thread(live.get(0)::close);
+        Thread second = new Thread(live.get(1)::close);
+        first.start();
+        second.start();
+        live.get(2).close();
+        first.join();
+        second.join();
+
+        for (PartitionedElection instance : live) {
+            assertThat(instance.owned()).as("%s owns", instance.instanceId()).isEmpty();
+            for (int partition = 0; partition < PARTITIONS; partition++) {
+                assertThat(instance.elector(partition).isRunning())
+                        .as("%s runs partition %d", instance.instanceId(), partition)
+                        .isFalse();
+            }
+        }
+        assertThat(live.get(0).holders())
+                .allMatch(holder -> holder.instanceId() == null, "no lease held");
+        try (RespClient client = RespClient.connect(server.host(), server.port())) {
+            assertThat((List<?>) client.command("ZRANGE", Membership.membersKey(name), "0", "-1"))
+                    .as("members left")
+                    .isEmpty();
+        }
     }
 
     record Won(int partition, long token, String instance) {}

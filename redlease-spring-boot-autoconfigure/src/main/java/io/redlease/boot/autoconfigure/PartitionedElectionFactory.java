@@ -181,6 +181,15 @@ final class PartitionedElectionFactory {
                     "Set " + property(id, "name") + ", or redlease.name.",
                     null);
         }
+        if (id.indexOf('{') >= 0 || id.indexOf('}') >= 0) {
+            throw new InvalidConfigurationPropertyValueException(
+                    property(id, "name"),
+                    null,
+                    "The name derived from the id '"
+                            + id
+                            + "' would contain '{' or '}' (each partition's keys get the hash"
+                            + " tag {<name>:p<i>}). Set it to a name without braces.");
+        }
         return main.replace("{", "").replace("}", "") + ":" + id;
     }
 

@@ -139,6 +139,21 @@ class PartitionedElectionAutoConfigurationTests {
         assertInvalid("settle=-1s", "redlease.partitions.orders.settle", "must not be negative");
     }
 
+    @Test
+    void anIdWithBracesAndNoNameOfItsOwnFailsNamingTheNameProperty() {
+        contextRunner
+                .withPropertyValues("redlease.partitions.[or{d}ers].count=4")
+                .run(
+                        context ->
+                                assertThat(context)
+                                        .getFailure()
+                                        .rootCause()
+                                        .isInstanceOf(
+                                                InvalidConfigurationPropertyValueException.class)
+                                        .hasMessageContaining("redlease.partitions.or{d}ers.name")
+                                        .hasMessageContaining("'{' or '}'"));
+    }
+
     private void assertInvalid(String setting, String property, String rule) {
         contextRunner
                 .withPropertyValues(
