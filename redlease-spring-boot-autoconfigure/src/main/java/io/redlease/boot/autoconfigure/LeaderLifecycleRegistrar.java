@@ -102,6 +102,8 @@ final class LeaderLifecycleRegistrar implements SmartLifecycle {
         }
         for (Found bean : found) {
             elector(elections, bean);
+            ListenerContainers.checkLeaderOnlyBean(
+                    bean.beanName(), bean.bean(), LeaderLifecycleRegistrar.class.getClassLoader());
             if (bean.lifecycle().isRunning()) {
                 throw new IllegalStateException(
                         "redlease: the leader-only lifecycle bean '"

@@ -75,6 +75,20 @@ final class ListenerContainers {
         return null;
     }
 
+    /**
+     * Refuses a {@code @LeaderOnly} lifecycle bean that is a JMS listener container whose
+     * acknowledgement would lose a message whose listener threw, as for a container named in {@code
+     * redlease.lifecycle.listeners}.
+     */
+    static void checkLeaderOnlyBean(String beanName, Object bean, ClassLoader classLoader) {
+        if (ClassUtils.isPresent(
+                        "org.springframework.jms.listener.AbstractMessageListenerContainer",
+                        classLoader)
+                && bean instanceof org.springframework.jms.listener.MessageListenerContainer jms) {
+            Jms.checkAcknowledgement(beanName, jms);
+        }
+    }
+
     /** Returns the registries that are both on the class path and beans of the application. */
     static List<Registry> registries(ListableBeanFactory beanFactory, ClassLoader classLoader) {
         List<Registry> registries = new ArrayList<>();
@@ -295,6 +309,28 @@ final class ListenerContainers {
                                 + " setAutoStartup(false), named in @JmsListener(containerFactory"
                                 + " = ...)); redlease starts it when this instance is elected");
             }
+            checkAcknowledgement(id, container);
+        }
+
+        /**
+         * Refuses a container that would acknowledge a message whose listener threw, or whose
+         * acknowledgement cannot be read.
+         */
+        static void checkAcknowledgement(
+                String id, org.springframework.jms.listener.MessageListenerContainer container) {
+            if (!(container
+                    instanceof
+                    org.springframework.jms.listener.AbstractMessageListenerContainer jms)) {
+                throw new IllegalStateException(
+                        "redlease: cannot tell whether the JMS listener container '"
+                                + id
+                                + "' ("
+                                + container.getClass().getName()
+                                + ") redelivers a message whose listener threw, as a write"
+                                + " refused by the fence does; only Spring's"
+                                + " DefaultMessageListenerContainer and"
+                                + " SimpleMessageListenerContainer can be leader-only");
+            }
             if (jms.isSessionTransacted()
                     || jms.getSessionAcknowledgeMode() == jakarta.jms.Session.CLIENT_ACKNOWLEDGE
                     || transactionManager(id, jms)) {
@@ -314,7 +350,8 @@ final class ListenerContainers {
                             + " acknowledged and lost instead of redelivered to the new"
                             + " leader. Use a transacted session"
                             + " (spring.jms.listener.session.transacted=true, Spring Boot's"
-                            + " default, or setSessionTransacted(true) on its container factory)"
+                            + " default, or setSessionTransacted(true) on its container factory or"
+                            + " on the container)"
                             + " or CLIENT_ACKNOWLEDGE");
         }
 
