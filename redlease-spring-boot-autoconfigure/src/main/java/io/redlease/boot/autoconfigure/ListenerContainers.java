@@ -215,6 +215,40 @@ final class ListenerContainers {
             consumer.close(java.time.Duration.ZERO);
         }
 
+        /**
+         * Refuses a container in a container group ({@code @KafkaListener(containerGroup = ...)}):
+         * the group is a {@code Lifecycle} bean whose {@code start()}, called by an explicit {@code
+         * context.start()} or by a {@code ContainerGroupSequencer}, starts its containers on every
+         * instance, leader or not.
+         */
+        static void checkGroup(
+                ListableBeanFactory beanFactory,
+                String id,
+                org.springframework.kafka.listener.MessageListenerContainer container) {
+            beanFactory
+                    .getBeansOfType(
+                            org.springframework.kafka.listener.ContainerGroup.class, false, false)
+                    .forEach(
+                            (name, group) -> {
+                                if (group.contains(container)) {
+                                    throw new IllegalStateException(
+                                            "redlease: the Kafka listener container '"
+                                                    + id
+                                                    + "' is in the container group '"
+                                                    + group.getName()
+                                                    + "' (bean '"
+                                                    + name
+                                                    + "'), whose start() starts it on every"
+                                                    + " instance, leader or not: an explicit"
+                                                    + " context.start() does, and so does a"
+                                                    + " ContainerGroupSequencer. Remove"
+                                                    + " containerGroup from its @KafkaListener;"
+                                                    + " redlease starts it when this instance is"
+                                                    + " elected");
+                                }
+                            });
+        }
+
         static void add(ListableBeanFactory beanFactory, List<Registry> registries) {
             for (org.springframework.kafka.config.KafkaListenerEndpointRegistry registry :
                     beanFactory
@@ -233,7 +267,12 @@ final class ListenerContainers {
 
                             @Override
                             public @Nullable SmartLifecycle find(String id) {
-                                return registry.getListenerContainer(id);
+                                org.springframework.kafka.listener.MessageListenerContainer
+                                        container = registry.getListenerContainer(id);
+                                if (container != null) {
+                                    checkGroup(beanFactory, id, container);
+                                }
+                                return container;
                             }
 
                             @Override

@@ -1,0 +1,58 @@
+package io.redlease.boot.lifecycle;
+
+import java.util.Map;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.context.annotation.Bean;
+import org.springframework.kafka.annotation.EnableKafka;
+import org.springframework.kafka.annotation.KafkaListener;
+import org.springframework.kafka.config.ConcurrentKafkaListenerContainerFactory;
+import org.springframework.kafka.config.KafkaListenerEndpointRegistry;
+import org.springframework.kafka.core.DefaultKafkaConsumerFactory;
+import org.springframework.kafka.listener.ContainerGroupSequencer;
+
+/**
+ * A Kafka listener "orders", in the container group {@code test.group} when set, and, with {@code
+ * test.sequencer=true}, a {@link ContainerGroupSequencer} of the group "ordered"; no broker.
+ */
+@SpringBootConfiguration
+@EnableAutoConfiguration
+@EnableKafka
+class KafkaContainerPathsApplication {
+
+    @Bean
+    ConcurrentKafkaListenerContainerFactory<String, String> kafkaListenerContainerFactory() {
+        ConcurrentKafkaListenerContainerFactory<String, String> factory =
+                new ConcurrentKafkaListenerContainerFactory<>();
+        factory.setConsumerFactory(
+                new DefaultKafkaConsumerFactory<>(
+                        Map.of("bootstrap.servers", "127.0.0.1:9", "group.id", "orders"),
+                        new StringDeserializer(),
+                        new StringDeserializer()));
+        return factory;
+    }
+
+    @Bean
+    @ConditionalOnProperty(name = "test.sequencer", havingValue = "true")
+    ContainerGroupSequencer sequencer(KafkaListenerEndpointRegistry registry) {
+        return new ContainerGroupSequencer(registry, 5000, "ordered");
+    }
+
+    @Bean
+    Orders orders() {
+        return new Orders();
+    }
+
+    /** A Kafka consumer of the leader. */
+    static class Orders {
+
+        @KafkaListener(
+                id = "orders",
+                topics = "orders",
+                autoStartup = "false",
+                containerGroup = "${test.group:}")
+        void consume(String order) {}
+    }
+}
