@@ -162,6 +162,42 @@ class JmsContainerPathsTests {
         assertThat(consumedBy("a")).hasSize(20);
     }
 
+    /**
+     * A listener container named in a child context's redlease.lifecycle.listeners, the parent
+     * leading: registered in the parent's election after its term started, it would not start in
+     * that term (and would stay registered after the child closed), so it is refused.
+     */
+    @Test
+    void aChildContextsListenerIsRefused() {
+        String[] properties = {
+            "spring.data.redis.url=" + server.url(),
+            "redlease.name=" + name,
+            "redlease.instance-id=a-" + queue,
+            "redlease.ttl=1s",
+            "redlease.renew-interval=100ms",
+            "redlease.acquire-interval=200ms",
+            "test.artemis.url=" + artemis.url(),
+            "test.queue=" + queue
+        };
+        SpringApplicationBuilder parent =
+                new SpringApplicationBuilder(JmsContainerPathsApplication.class)
+                        .web(WebApplicationType.NONE)
+                        .properties(properties);
+        ConfigurableApplicationContext a = parent.run();
+        instances.add(a);
+        await().until(() -> a.getBean(Elector.class).isLeader());
+        assertThatException()
+                .isThrownBy(
+                        () ->
+                                parent.child(JmsContainerPathsApplication.Child.class)
+                                        .web(WebApplicationType.NONE)
+                                        .properties(properties)
+                                        .properties("redlease.lifecycle.listeners=orders")
+                                        .run())
+                .withStackTraceContaining(
+                        "leader-only lifecycles [orders] are declared in a child context");
+    }
+
     private static boolean consuming(ConfigurableApplicationContext context) {
         return context.getBean(JmsListenerEndpointRegistry.class)
                 .getListenerContainer("orders")
