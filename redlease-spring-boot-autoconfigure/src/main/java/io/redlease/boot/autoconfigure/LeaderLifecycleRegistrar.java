@@ -307,6 +307,20 @@ final class LeaderLifecycleRegistrar implements SmartLifecycle {
                                 + " instance is elected.",
                         null);
             }
+            if (container.isRunning()) {
+                throw new InvalidRedleasePropertyException(
+                        property,
+                        id,
+                        "the listener container '"
+                                + id
+                                + "' is running before this instance was elected: something"
+                                + " started it (a start() call from a bean that starts ahead of"
+                                + " redlease, or the registry's), so it would run on every"
+                                + " instance, leader or not",
+                        "Do not start the container yourself; redlease starts it when this"
+                                + " instance is elected.",
+                        null);
+            }
             holder.hold();
             lifecycles.register(electionId, id, container);
             if (properties.isWarmStandby()) {

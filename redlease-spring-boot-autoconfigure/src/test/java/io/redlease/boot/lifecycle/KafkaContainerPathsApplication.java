@@ -40,6 +40,37 @@ class KafkaContainerPathsApplication {
         return new ContainerGroupSequencer(registry, 5000, "ordered");
     }
 
+    /** Starts the "orders" container with the context, ahead of redlease's registrar. */
+    @Bean
+    @ConditionalOnProperty(name = "test.early-start", havingValue = "true")
+    org.springframework.context.SmartLifecycle earlyStart(KafkaListenerEndpointRegistry registry) {
+        return new org.springframework.context.SmartLifecycle() {
+
+            private volatile boolean running;
+
+            @Override
+            public void start() {
+                running = true;
+                java.util.Objects.requireNonNull(registry.getListenerContainer("orders")).start();
+            }
+
+            @Override
+            public void stop() {
+                running = false;
+            }
+
+            @Override
+            public boolean isRunning() {
+                return running;
+            }
+
+            @Override
+            public int getPhase() {
+                return Integer.MIN_VALUE;
+            }
+        };
+    }
+
     @Bean
     Orders orders() {
         return new Orders();

@@ -71,4 +71,14 @@ class KafkaContainerPathsTests {
                         "the Kafka listener container 'orders' is in the container group"
                                 + " 'ordered'");
     }
+
+    /** A container that something started before the registrar would run on every instance. */
+    @Test
+    void aContainerStartedBeforeTheRegistrarIsRefused(RedisServer server) {
+        assertThatException()
+                .isThrownBy(() -> run(server, "test.early-start=true").close())
+                .withStackTraceContaining(
+                        "the listener container 'orders' is running before this instance was"
+                                + " elected");
+    }
 }
