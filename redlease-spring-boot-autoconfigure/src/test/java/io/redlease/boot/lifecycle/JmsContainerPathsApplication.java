@@ -90,31 +90,6 @@ class JmsContainerPathsApplication {
         return new Orders(instance);
     }
 
-    /**
-     * A child context's configuration, with auto-configuration of its own: the transacted simple
-     * factory's "orders" listener ({@code test.path=simple}), in the parent's election.
-     */
-    @SpringBootConfiguration
-    @EnableAutoConfiguration
-    @EnableJms
-    static class Child {
-
-        @Bean
-        SimpleJmsListenerContainerFactory jmsListenerContainerFactory(
-                ConnectionFactory connectionFactory) {
-            SimpleJmsListenerContainerFactory factory = new SimpleJmsListenerContainerFactory();
-            factory.setConnectionFactory(connectionFactory);
-            factory.setSessionTransacted(true);
-            factory.setAutoStartup(false);
-            return factory;
-        }
-
-        @Bean
-        Orders ordersListener(@Value("${redlease.instance-id}") String instance) {
-            return new Orders(instance);
-        }
-    }
-
     /** Consumes the test's queue; its container starts only on the leader. */
     static class Orders {
 

@@ -189,13 +189,28 @@ class JmsContainerPathsTests {
         assertThatException()
                 .isThrownBy(
                         () ->
-                                parent.child(JmsContainerPathsApplication.Child.class)
+                                parent.child(JmsChildApplication.class)
                                         .web(WebApplicationType.NONE)
                                         .properties(properties)
                                         .properties("redlease.lifecycle.listeners=orders")
                                         .run())
                 .withStackTraceContaining(
                         "leader-only lifecycles [orders] are declared in a child context");
+    }
+
+    /** Explicit starts of the registry and of the context leave a follower's container stopped. */
+    @Test
+    void explicitStartsLeaveAFollowersContainerStopped() {
+        ConfigurableApplicationContext a =
+                instance(
+                        "a",
+                        "test.path=simple",
+                        "redlease.lifecycle.listeners=orders",
+                        "redlease.auto-startup=false");
+        a.getBean(JmsListenerEndpointRegistry.class).start();
+        assertThat(consuming(a)).isFalse();
+        a.start();
+        assertThat(consuming(a)).isFalse();
     }
 
     private static boolean consuming(ConfigurableApplicationContext context) {
