@@ -82,7 +82,7 @@ class KafkaContainerPathsApplication {
         @KafkaListener(
                 id = "orders",
                 topics = "orders",
-                autoStartup = "false",
+                autoStartup = "${test.auto-startup:false}",
                 containerGroup = "${test.group:}")
         void consume(String order) {}
     }

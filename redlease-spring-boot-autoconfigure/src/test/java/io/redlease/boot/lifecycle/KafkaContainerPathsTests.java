@@ -81,4 +81,13 @@ class KafkaContainerPathsTests {
                         "the listener container 'orders' is running before this instance was"
                                 + " elected");
     }
+
+    /** autoStartup = "true" on the annotation is refused, not overridden. */
+    @Test
+    void anAnnotationsAutoStartupIsRefused(RedisServer server) {
+        assertThatException()
+                .isThrownBy(() -> run(server, "test.auto-startup=true").close())
+                .withStackTraceContaining(
+                        "the listener container 'orders' starts with the application");
+    }
 }
