@@ -122,6 +122,47 @@ final class ListenerContainers {
             return () -> connections.createConnection().close();
         }
 
+        /**
+         * Refuses a container that would not requeue a message whose listener threw (a write
+         * refused by the fence): one that acknowledges on delivery ({@code AcknowledgeMode.NONE})
+         * or rejects a failed message without requeueing it ({@code defaultRequeueRejected} false).
+         */
+        static void check(
+                String id,
+                org.springframework.amqp.rabbit.listener.MessageListenerContainer container) {
+            if (!(container
+                    instanceof
+                    org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer
+                            rabbit)) {
+                return;
+            }
+            if (rabbit.getAcknowledgeMode() == org.springframework.amqp.core.AcknowledgeMode.NONE) {
+                throw new IllegalStateException(
+                        "redlease: the RabbitMQ listener container '"
+                                + id
+                                + "' acknowledges in mode NONE (the broker acknowledges on"
+                                + " delivery), so a message whose listener throws (a write"
+                                + " refused by the fence) is lost instead of requeued for the new"
+                                + " leader. Use AcknowledgeMode.AUTO"
+                                + " (spring.rabbitmq.listener.simple.acknowledge-mode=auto, the"
+                                + " default)");
+            }
+            if (Boolean.FALSE.equals(
+                    new org.springframework.beans.DirectFieldAccessor(rabbit)
+                            .getPropertyValue("defaultRequeueRejected"))) {
+                throw new IllegalStateException(
+                        "redlease: the RabbitMQ listener container '"
+                                + id
+                                + "' does not requeue a message whose listener throws"
+                                + " (defaultRequeueRejected is false), so a write refused by the"
+                                + " fence drops the message (or dead-letters it) instead of"
+                                + " requeueing it for the new leader. Set"
+                                + " spring.rabbitmq.listener.simple.default-requeue-rejected=true"
+                                + " (the default) or setDefaultRequeueRejected(true) on its"
+                                + " container factory");
+            }
+        }
+
         static void add(ListableBeanFactory beanFactory, List<Registry> registries) {
             for (org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry registry :
                     beanFactory
@@ -140,7 +181,12 @@ final class ListenerContainers {
 
                             @Override
                             public @Nullable SmartLifecycle find(String id) {
-                                return registry.getListenerContainer(id);
+                                org.springframework.amqp.rabbit.listener.MessageListenerContainer
+                                        container = registry.getListenerContainer(id);
+                                if (container != null) {
+                                    check(id, container);
+                                }
+                                return container;
                             }
 
                             @Override

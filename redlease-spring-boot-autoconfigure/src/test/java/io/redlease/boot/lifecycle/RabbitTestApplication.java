@@ -53,9 +53,14 @@ class RabbitTestApplication {
 
     @Bean
     SimpleRabbitListenerContainerFactory rabbitListenerContainerFactory(
-            CachingConnectionFactory connectionFactory) {
+            CachingConnectionFactory connectionFactory,
+            @Value("${test.rabbit.acknowledge-mode:AUTO}")
+                    org.springframework.amqp.core.AcknowledgeMode mode,
+            @Value("${test.rabbit.requeue-rejected:true}") boolean requeueRejected) {
         SimpleRabbitListenerContainerFactory factory = new SimpleRabbitListenerContainerFactory();
         factory.setConnectionFactory(connectionFactory);
+        factory.setAcknowledgeMode(mode);
+        factory.setDefaultRequeueRejected(requeueRejected);
         return factory;
     }
 
