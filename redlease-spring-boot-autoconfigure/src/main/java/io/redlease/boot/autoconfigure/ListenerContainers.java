@@ -87,6 +87,14 @@ final class ListenerContainers {
                 && bean instanceof org.springframework.jms.listener.MessageListenerContainer jms) {
             Jms.checkAcknowledgement(beanName, jms);
         }
+        if (ClassUtils.isPresent(
+                        "org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer",
+                        classLoader)
+                && bean
+                        instanceof
+                        org.springframework.amqp.rabbit.listener.MessageListenerContainer rabbit) {
+            Rabbit.check(beanName, rabbit);
+        }
     }
 
     /** Returns the registries that are both on the class path and beans of the application. */

@@ -99,6 +99,21 @@ class LeaderOnlyListenerTests {
                         "redlease: the RabbitMQ listener container 'orders' " + named);
     }
 
+    /** The same for a container declared as a @LeaderOnly bean. */
+    @Test
+    void aLeaderOnlyContainerBeanThatWouldLoseARefusedMessageIsRefused() {
+        org.assertj.core.api.Assertions.assertThatException()
+                .isThrownBy(
+                        () ->
+                                instance(
+                                        "a",
+                                        "redlease.auto-startup=false",
+                                        "test.bean-container=true"))
+                .withStackTraceContaining(
+                        "redlease: the RabbitMQ listener container 'beanContainer' acknowledges in"
+                                + " mode NONE");
+    }
+
     private static boolean consuming(ConfigurableApplicationContext context) {
         return context.getBean(RabbitListenerEndpointRegistry.class)
                 .getListenerContainer("orders")

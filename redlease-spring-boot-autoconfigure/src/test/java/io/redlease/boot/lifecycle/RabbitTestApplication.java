@@ -75,6 +75,27 @@ class RabbitTestApplication {
         return new AutoStarting();
     }
 
+    /** A leader-only container declared as a bean, acknowledging on delivery. */
+    @Bean
+    @ConditionalOnBooleanProperty("test.bean-container")
+    BeanContainer beanContainer(CachingConnectionFactory connectionFactory) {
+        BeanContainer container = new BeanContainer(connectionFactory);
+        container.setQueueNames("orders");
+        container.setAcknowledgeMode(org.springframework.amqp.core.AcknowledgeMode.NONE);
+        container.setMessageListener(message -> {});
+        return container;
+    }
+
+    /** A leader-only listener container bean. */
+    @io.redlease.core.annotation.LeaderOnly
+    static class BeanContainer
+            extends org.springframework.amqp.rabbit.listener.SimpleMessageListenerContainer {
+
+        BeanContainer(CachingConnectionFactory connectionFactory) {
+            super(connectionFactory);
+        }
+    }
+
     /** Consumes the orders queue; its container starts only on the leader. */
     static class Orders {
 
