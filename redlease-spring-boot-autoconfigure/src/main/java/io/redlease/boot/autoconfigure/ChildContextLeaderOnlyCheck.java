@@ -53,8 +53,9 @@ public final class ChildContextLeaderOnlyCheck
                                     + "' is in a child context without redlease's"
                                     + " auto-configuration, which would start it with the context"
                                     + " on every instance, leader or not. Declare it in the"
-                                    + " context that has redlease's auto-configuration, or"
-                                    + " enable auto-configuration in the child");
+                                    + " context that defines the elections (a child's"
+                                    + " auto-configuration would not start it until the next"
+                                    + " term)");
                 }
             }
             return bean;

@@ -92,6 +92,10 @@ final class LeaderLifecycleRegistrar implements SmartLifecycle {
             }
             return;
         }
+        if (elections != null && inheritsElections()) {
+            refuseInChild(found);
+            return;
+        }
         if (elections == null) {
             throw new IllegalStateException(
                     "redlease: leader-only lifecycles "
@@ -102,6 +106,8 @@ final class LeaderLifecycleRegistrar implements SmartLifecycle {
         }
         for (Found bean : found) {
             elector(elections, bean);
+            ListenerContainers.checkLeaderOnlyBean(
+                    bean.beanName(), bean.bean(), LeaderLifecycleRegistrar.class.getClassLoader());
             if (bean.lifecycle().isRunning()) {
                 throw new IllegalStateException(
                         "redlease: the leader-only lifecycle bean '"
@@ -153,6 +159,49 @@ final class LeaderLifecycleRegistrar implements SmartLifecycle {
                                 + " singleton");
             }
             beanFactory.getBean(name);
+        }
+    }
+
+    /** Returns whether this is a child context whose elections are an ancestor's. */
+    private boolean inheritsElections() {
+        return beanFactory != null
+                && beanFactory.getBeanNamesForType(Elections.class, true, false).length == 0;
+    }
+
+    /**
+     * Refuses leader-only lifecycles declared in a child context whose elections are an ancestor's:
+     * the ancestor's elections started (and may lead a term) before this context was refreshed, so
+     * they would not start until the next term, and would stay registered after this context
+     * closed. Listener ids that are in none of this context's registries are the ancestor's, which
+     * shares the environment ({@code SpringApplicationBuilder.child}), and are left to it.
+     */
+    private void refuseInChild(List<Found> found) {
+        java.util.List<String> names =
+                new java.util.ArrayList<>(found.stream().map(Found::beanName).toList());
+        List<Registry> registries = this.registries.get();
+        java.util.List<String> ids =
+                new java.util.ArrayList<>(properties.getLifecycle().getListeners());
+        properties
+                .getElections()
+                .values()
+                .forEach(e -> ids.addAll(e.getLifecycle().getListeners()));
+        for (String id : ids) {
+            for (Registry registry : registries) {
+                if (registry.find(id) != null) {
+                    names.add(id);
+                    break;
+                }
+            }
+        }
+        if (!names.isEmpty()) {
+            throw new IllegalStateException(
+                    "redlease: leader-only lifecycles "
+                            + names
+                            + " are declared in a child context whose elections are its"
+                            + " parent's, which started before this context: they would not"
+                            + " start until the next term, and would stay registered after this"
+                            + " context closes. Declare them in the context that defines the"
+                            + " elections");
         }
     }
 
@@ -255,6 +304,20 @@ final class LeaderLifecycleRegistrar implements SmartLifecycle {
                                 + " @RabbitListener(id = \""
                                 + id
                                 + "\", autoStartup = \"false\")); redlease starts it when this"
+                                + " instance is elected.",
+                        null);
+            }
+            if (container.isRunning()) {
+                throw new InvalidRedleasePropertyException(
+                        property,
+                        id,
+                        "the listener container '"
+                                + id
+                                + "' is running before this instance was elected: something"
+                                + " started it (a start() call from a bean that starts ahead of"
+                                + " redlease, or the registry's), so it would run on every"
+                                + " instance, leader or not",
+                        "Do not start the container yourself; redlease starts it when this"
                                 + " instance is elected.",
                         null);
             }

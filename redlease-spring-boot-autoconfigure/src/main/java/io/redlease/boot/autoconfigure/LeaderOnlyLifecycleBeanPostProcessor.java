@@ -37,8 +37,12 @@ final class LeaderOnlyLifecycleBeanPostProcessor implements BeanPostProcessor, O
 
     private final List<Found> found = new CopyOnWriteArrayList<>();
 
-    /** One leader-only lifecycle bean. */
-    record Found(String beanName, String electionId, Lifecycle lifecycle) {}
+    /**
+     * One leader-only lifecycle bean: its lifecycle that redlease may start, and the bean as it was
+     * before the proxy (a final {@code isRunning()}, as Spring's JMS containers have, does not
+     * reach the bean through the proxy).
+     */
+    record Found(String beanName, String electionId, Lifecycle lifecycle, Object bean) {}
 
     /** Returns the beans found so far, each with a lifecycle that redlease may start. */
     List<Found> found() {
@@ -91,7 +95,12 @@ final class LeaderOnlyLifecycleBeanPostProcessor implements BeanPostProcessor, O
                             + " and autoStartup false",
                     ex);
         }
-        found.add(new Found(beanName, electionId, new ManagedStart((Lifecycle) proxy)));
+        found.add(
+                new Found(
+                        beanName,
+                        electionId,
+                        new ManagedStart((Lifecycle) proxy, (Lifecycle) bean),
+                        bean));
         return proxy;
     }
 
@@ -130,8 +139,12 @@ final class LeaderOnlyLifecycleBeanPostProcessor implements BeanPostProcessor, O
 
         private final Lifecycle bean;
 
-        ManagedStart(Lifecycle bean) {
+        /** The bean behind the proxy, asked whether it runs (a final isRunning() skips a proxy). */
+        private final Lifecycle target;
+
+        ManagedStart(Lifecycle bean, Lifecycle target) {
             this.bean = bean;
+            this.target = target;
         }
 
         @Override
@@ -161,7 +174,7 @@ final class LeaderOnlyLifecycleBeanPostProcessor implements BeanPostProcessor, O
 
         @Override
         public boolean isRunning() {
-            return bean.isRunning();
+            return target.isRunning();
         }
 
         @Override

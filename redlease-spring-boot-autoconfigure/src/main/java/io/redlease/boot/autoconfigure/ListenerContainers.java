@@ -75,6 +75,28 @@ final class ListenerContainers {
         return null;
     }
 
+    /**
+     * Refuses a {@code @LeaderOnly} lifecycle bean that is a JMS listener container whose
+     * acknowledgement would lose a message whose listener threw, as for a container named in {@code
+     * redlease.lifecycle.listeners}.
+     */
+    static void checkLeaderOnlyBean(String beanName, Object bean, ClassLoader classLoader) {
+        if (ClassUtils.isPresent(
+                        "org.springframework.jms.listener.AbstractMessageListenerContainer",
+                        classLoader)
+                && bean instanceof org.springframework.jms.listener.MessageListenerContainer jms) {
+            Jms.checkAcknowledgement(beanName, jms);
+        }
+        if (ClassUtils.isPresent(
+                        "org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer",
+                        classLoader)
+                && bean
+                        instanceof
+                        org.springframework.amqp.rabbit.listener.MessageListenerContainer rabbit) {
+            Rabbit.check(beanName, rabbit);
+        }
+    }
+
     /** Returns the registries that are both on the class path and beans of the application. */
     static List<Registry> registries(ListableBeanFactory beanFactory, ClassLoader classLoader) {
         List<Registry> registries = new ArrayList<>();
@@ -108,6 +130,47 @@ final class ListenerContainers {
             return () -> connections.createConnection().close();
         }
 
+        /**
+         * Refuses a container that would not requeue a message whose listener threw (a write
+         * refused by the fence): one that acknowledges on delivery ({@code AcknowledgeMode.NONE})
+         * or rejects a failed message without requeueing it ({@code defaultRequeueRejected} false).
+         */
+        static void check(
+                String id,
+                org.springframework.amqp.rabbit.listener.MessageListenerContainer container) {
+            if (!(container
+                    instanceof
+                    org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer
+                            rabbit)) {
+                return;
+            }
+            if (rabbit.getAcknowledgeMode() == org.springframework.amqp.core.AcknowledgeMode.NONE) {
+                throw new IllegalStateException(
+                        "redlease: the RabbitMQ listener container '"
+                                + id
+                                + "' acknowledges in mode NONE (the broker acknowledges on"
+                                + " delivery), so a message whose listener throws (a write"
+                                + " refused by the fence) is lost instead of requeued for the new"
+                                + " leader. Use AcknowledgeMode.AUTO"
+                                + " (spring.rabbitmq.listener.simple.acknowledge-mode=auto, the"
+                                + " default)");
+            }
+            if (Boolean.FALSE.equals(
+                    new org.springframework.beans.DirectFieldAccessor(rabbit)
+                            .getPropertyValue("defaultRequeueRejected"))) {
+                throw new IllegalStateException(
+                        "redlease: the RabbitMQ listener container '"
+                                + id
+                                + "' does not requeue a message whose listener throws"
+                                + " (defaultRequeueRejected is false), so a write refused by the"
+                                + " fence drops the message (or dead-letters it) instead of"
+                                + " requeueing it for the new leader. Set"
+                                + " spring.rabbitmq.listener.simple.default-requeue-rejected=true"
+                                + " (the default) or setDefaultRequeueRejected(true) on its"
+                                + " container factory");
+            }
+        }
+
         static void add(ListableBeanFactory beanFactory, List<Registry> registries) {
             for (org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry registry :
                     beanFactory
@@ -126,7 +189,12 @@ final class ListenerContainers {
 
                             @Override
                             public @Nullable SmartLifecycle find(String id) {
-                                return registry.getListenerContainer(id);
+                                org.springframework.amqp.rabbit.listener.MessageListenerContainer
+                                        container = registry.getListenerContainer(id);
+                                if (container != null) {
+                                    check(id, container);
+                                }
+                                return container;
                             }
 
                             @Override
@@ -201,6 +269,40 @@ final class ListenerContainers {
             consumer.close(java.time.Duration.ZERO);
         }
 
+        /**
+         * Refuses a container in a container group ({@code @KafkaListener(containerGroup = ...)}):
+         * the group is a {@code Lifecycle} bean whose {@code start()}, called by an explicit {@code
+         * context.start()} or by a {@code ContainerGroupSequencer}, starts its containers on every
+         * instance, leader or not.
+         */
+        static void checkGroup(
+                ListableBeanFactory beanFactory,
+                String id,
+                org.springframework.kafka.listener.MessageListenerContainer container) {
+            beanFactory
+                    .getBeansOfType(
+                            org.springframework.kafka.listener.ContainerGroup.class, false, false)
+                    .forEach(
+                            (name, group) -> {
+                                if (group.contains(container)) {
+                                    throw new IllegalStateException(
+                                            "redlease: the Kafka listener container '"
+                                                    + id
+                                                    + "' is in the container group '"
+                                                    + group.getName()
+                                                    + "' (bean '"
+                                                    + name
+                                                    + "'), whose start() starts it on every"
+                                                    + " instance, leader or not: an explicit"
+                                                    + " context.start() does, and so does a"
+                                                    + " ContainerGroupSequencer. Remove"
+                                                    + " containerGroup from its @KafkaListener;"
+                                                    + " redlease starts it when this instance is"
+                                                    + " elected");
+                                }
+                            });
+        }
+
         static void add(ListableBeanFactory beanFactory, List<Registry> registries) {
             for (org.springframework.kafka.config.KafkaListenerEndpointRegistry registry :
                     beanFactory
@@ -219,7 +321,12 @@ final class ListenerContainers {
 
                             @Override
                             public @Nullable SmartLifecycle find(String id) {
-                                return registry.getListenerContainer(id);
+                                org.springframework.kafka.listener.MessageListenerContainer
+                                        container = registry.getListenerContainer(id);
+                                if (container != null) {
+                                    checkGroup(beanFactory, id, container);
+                                }
+                                return container;
                             }
 
                             @Override
@@ -295,6 +402,28 @@ final class ListenerContainers {
                                 + " setAutoStartup(false), named in @JmsListener(containerFactory"
                                 + " = ...)); redlease starts it when this instance is elected");
             }
+            checkAcknowledgement(id, container);
+        }
+
+        /**
+         * Refuses a container that would acknowledge a message whose listener threw, or whose
+         * acknowledgement cannot be read.
+         */
+        static void checkAcknowledgement(
+                String id, org.springframework.jms.listener.MessageListenerContainer container) {
+            if (!(container
+                    instanceof
+                    org.springframework.jms.listener.AbstractMessageListenerContainer jms)) {
+                throw new IllegalStateException(
+                        "redlease: cannot tell whether the JMS listener container '"
+                                + id
+                                + "' ("
+                                + container.getClass().getName()
+                                + ") redelivers a message whose listener threw, as a write"
+                                + " refused by the fence does; only Spring's"
+                                + " DefaultMessageListenerContainer and"
+                                + " SimpleMessageListenerContainer can be leader-only");
+            }
             if (jms.isSessionTransacted()
                     || jms.getSessionAcknowledgeMode() == jakarta.jms.Session.CLIENT_ACKNOWLEDGE
                     || transactionManager(id, jms)) {
@@ -314,7 +443,8 @@ final class ListenerContainers {
                             + " acknowledged and lost instead of redelivered to the new"
                             + " leader. Use a transacted session"
                             + " (spring.jms.listener.session.transacted=true, Spring Boot's"
-                            + " default, or setSessionTransacted(true) on its container factory)"
+                            + " default, or setSessionTransacted(true) on its container factory or"
+                            + " on the container)"
                             + " or CLIENT_ACKNOWLEDGE");
         }
 

@@ -86,6 +86,34 @@ class LeaderOnlyListenerTests {
         return context;
     }
 
+    /** A container that would lose a message whose listener threw is refused, naming the fix. */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.CsvSource({
+        "test.rabbit.acknowledge-mode=NONE, acknowledges in mode NONE",
+        "test.rabbit.requeue-rejected=false, does not requeue a message whose listener throws"
+    })
+    void aContainerThatWouldLoseARefusedMessageIsRefused(String setting, String named) {
+        org.assertj.core.api.Assertions.assertThatException()
+                .isThrownBy(() -> instance("a", "redlease.auto-startup=false", setting))
+                .withStackTraceContaining(
+                        "redlease: the RabbitMQ listener container 'orders' " + named);
+    }
+
+    /** The same for a container declared as a @LeaderOnly bean. */
+    @Test
+    void aLeaderOnlyContainerBeanThatWouldLoseARefusedMessageIsRefused() {
+        org.assertj.core.api.Assertions.assertThatException()
+                .isThrownBy(
+                        () ->
+                                instance(
+                                        "a",
+                                        "redlease.auto-startup=false",
+                                        "test.bean-container=true"))
+                .withStackTraceContaining(
+                        "redlease: the RabbitMQ listener container 'beanContainer' acknowledges in"
+                                + " mode NONE");
+    }
+
     private static boolean consuming(ConfigurableApplicationContext context) {
         return context.getBean(RabbitListenerEndpointRegistry.class)
                 .getListenerContainer("orders")

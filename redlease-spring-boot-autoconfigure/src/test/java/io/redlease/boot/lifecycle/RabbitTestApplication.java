@@ -53,9 +53,14 @@ class RabbitTestApplication {
 
     @Bean
     SimpleRabbitListenerContainerFactory rabbitListenerContainerFactory(
-            CachingConnectionFactory connectionFactory) {
+            CachingConnectionFactory connectionFactory,
+            @Value("${test.rabbit.acknowledge-mode:AUTO}")
+                    org.springframework.amqp.core.AcknowledgeMode mode,
+            @Value("${test.rabbit.requeue-rejected:true}") boolean requeueRejected) {
         SimpleRabbitListenerContainerFactory factory = new SimpleRabbitListenerContainerFactory();
         factory.setConnectionFactory(connectionFactory);
+        factory.setAcknowledgeMode(mode);
+        factory.setDefaultRequeueRejected(requeueRejected);
         return factory;
     }
 
@@ -68,6 +73,27 @@ class RabbitTestApplication {
     @ConditionalOnBooleanProperty("test.auto-listener")
     AutoStarting autoStarting() {
         return new AutoStarting();
+    }
+
+    /** A leader-only container declared as a bean, acknowledging on delivery. */
+    @Bean
+    @ConditionalOnBooleanProperty("test.bean-container")
+    BeanContainer beanContainer(CachingConnectionFactory connectionFactory) {
+        BeanContainer container = new BeanContainer(connectionFactory);
+        container.setQueueNames("orders");
+        container.setAcknowledgeMode(org.springframework.amqp.core.AcknowledgeMode.NONE);
+        container.setMessageListener(message -> {});
+        return container;
+    }
+
+    /** A leader-only listener container bean. */
+    @io.redlease.core.annotation.LeaderOnly
+    static class BeanContainer
+            extends org.springframework.amqp.rabbit.listener.SimpleMessageListenerContainer {
+
+        BeanContainer(CachingConnectionFactory connectionFactory) {
+            super(connectionFactory);
+        }
     }
 
     /** Consumes the orders queue; its container starts only on the leader. */
