@@ -213,17 +213,40 @@ final class Campaign {
         execute(step);
     }
 
-    /** Schedules a step on the loop thread, guarded. */
+    /**
+     * Schedules a step on the loop thread, guarded. Cancelling it from a step means it does not
+     * run, even when its time came while that step ran inline: its task then already waits for the
+     * lock, and finds itself cancelled once it has it.
+     */
     ScheduledFuture<?> schedule(Runnable step, long delayNanos) {
-        return loop.schedule(() -> locked(step), delayNanos, TimeUnit.NANOSECONDS);
+        Timer timer = new Timer(step);
+        ScheduledFuture<?> future = loop.schedule(timer, delayNanos, TimeUnit.NANOSECONDS);
+        timer.future = future;
+        return future;
     }
 
-    private void locked(Runnable step) {
-        steps.lock();
-        try {
-            guarded(step);
-        } finally {
-            steps.unlock();
+    /** A scheduled step, skipped if its future was cancelled before it got the lock. */
+    private final class Timer implements Runnable {
+
+        private final Runnable step;
+
+        private volatile @Nullable ScheduledFuture<?> future;
+
+        Timer(Runnable step) {
+            this.step = step;
+        }
+
+        @Override
+        public void run() {
+            steps.lock();
+            try {
+                ScheduledFuture<?> self = future;
+                if (self == null || !self.isCancelled()) {
+                    guarded(step);
+                }
+            } finally {
+                steps.unlock();
+            }
         }
     }
 

@@ -1,0 +1,156 @@
+package io.redlease.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.redlease.core.Observer.Operation;
+import io.redlease.test.RedisExtension;
+import io.redlease.test.RedisServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.AbstractQueuedSynchronizer;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.data.redis.core.StringRedisTemplate;
+
+/**
+ * Review of the steps a run handles at once on the thread that brings their event ({@link
+ * Campaign#executeNow}): a client's I/O thread, a stopping caller. Such a step must behave as if it
+ * ran on the loop thread: a timer it cancels does not run after it, and the caller's code that its
+ * outcome completes does not run on the client's I/O thread.
+ */
+@ExtendWith(RedisExtension.class)
+class InlineStepsReviewTests {
+
+    private final Templates templates = new Templates();
+
+    private final List<Elector> electors = new ArrayList<>();
+
+    private StringRedisTemplate redis;
+
+    private RedisServer server;
+
+    private String name;
+
+    @BeforeEach
+    void setUp(RedisServer server, TestInfo info) {
+        this.server = server;
+        this.redis = templates.on(server);
+        this.name = Names.unique(info);
+    }
+
+    @AfterEach
+    void tearDown() {
+        if (server.isPaused()) {
+            server.resume();
+        }
+        electors.forEach(Elector::close);
+        templates.close();
+    }
+
+    @Test
+    void aLateWinTakenInlineIsNotFollowedByTheRetryItCancelled() throws Exception {
+        // A follower's acquire misses its bound (Redis stalls) and wins once Redis answers; the
+        // win is taken as the term on the client's I/O thread (settled, inline), which cancels the
+        // retry timer. Here the timer fires while that step runs, so its task already waits for
+        // the run's lock when it is cancelled: it must not run once the step is done (it would
+        // send an acquire while leading, which takes the run's own lease over with a new token
+        // and starts a second term over the first).
+        redis.opsForValue().set(name + ":leader", "other", Duration.ofSeconds(30));
+        ElectorRuntime runtime = new ElectorRuntime(1);
+        HoldingClock clock = new HoldingClock();
+        Recorder recorder = new Recorder();
+        AtomicInteger renewals = new AtomicInteger();
+        Observer renewed =
+                new Observer() {
+                    @Override
+                    public void onRoundTrip(
+                            Operation operation, Duration duration, boolean succeeded) {
+                        if (operation == Operation.RENEW && succeeded) {
+                            renewals.incrementAndGet();
+                        }
+                    }
+                };
+        Elector follower =
+                new Elector(
+                        redis,
+                        ElectorConfig.builder(name)
+                                .ttl(Duration.ofSeconds(4))
+                                .renewInterval(Duration.ofMillis(500))
+                                .acquireInterval(Duration.ofMillis(300))
+                                .instanceId("b")
+                                .releaseNotifications(false)
+                                .clock(clock)
+                                .observer(recorder)
+                                .observer(renewed)
+                                .build(),
+                        runtime);
+        electors.add(follower);
+        follower.start();
+        assertThat(follower.firstOutcome().get(10, TimeUnit.SECONDS)).isFalse();
+        clock.loop = follower.loop().submit(Thread::currentThread).get(10, TimeUnit.SECONDS);
+
+        // The lease is free, but Redis stalls: the next acquire misses its bound.
+        redis.delete(name + ":leader");
+        server.pause();
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> !recorder.errors(Operation.ACQUIRE).isEmpty());
+        clock.armed.set(true);
+        server.resume();
+
+        Recorder.Event elected = recorder.await("elected", 1);
+        assertThat(clock.engaged).as("the late win was taken on the client's thread").isTrue();
+        // Two renewals after the term began: an acquire the retry sent would have been answered.
+        int before = renewals.get();
+        await().atMost(Duration.ofSeconds(10)).until(() -> renewals.get() >= before + 2);
+        assertThat(recorder.electedTokens()).containsExactly(elected.token());
+        assertThat(redis.opsForValue().get(name + ":fence"))
+                .isEqualTo(Long.toString(elected.token()));
+        assertThat(follower.token()).hasValue(elected.token());
+    }
+
+    /**
+     * A clock that, once armed, holds the first call made on a client's I/O thread until the run's
+     * loop thread waits for the run's lock (a step of its own has begun meanwhile).
+     */
+    private static final class HoldingClock implements LongSupplier {
+
+        final AtomicBoolean armed = new AtomicBoolean();
+
+        volatile Thread loop;
+
+        volatile boolean engaged;
+
+        @Override
+        public long getAsLong() {
+            if (Thread.currentThread().getName().startsWith("lettuce-")
+                    && armed.compareAndSet(true, false)) {
+                engaged = true;
+                await().atMost(Duration.ofSeconds(10))
+                        .pollInterval(Duration.ofMillis(1))
+                        .until(() -> waitsForRunLock(loop));
+            }
+            return System.nanoTime();
+        }
+
+        private static boolean waitsForRunLock(Thread thread) {
+            return thread.getState() == Thread.State.WAITING
+                    && LockSupport.getBlocker(thread) instanceof AbstractQueuedSynchronizer
+                    && Arrays.stream(thread.getStackTrace())
+                            .anyMatch(
+                                    frame ->
+                                            frame.getClassName()
+                                                    .startsWith(Campaign.class.getName()));
+        }
+    }
+}
