@@ -3,6 +3,8 @@ package io.redlease.core;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -128,10 +130,31 @@ final class RunControl {
         return run.done();
     }
 
-    /** Returns the current run's first outcome; see {@link Elector#firstOutcome()}. */
+    /**
+     * Returns the current run's first outcome; see {@link Elector#firstOutcome()}. A step of the
+     * run completes it, maybe on a client's I/O thread ({@link Campaign#executeNow}): the caller's
+     * dependents run on the callback executor instead, never on the engine's threads.
+     */
     CompletableFuture<Boolean> firstOutcome() {
         Campaign run = campaign.get();
-        return run == null ? CompletableFuture.completedFuture(false) : run.firstOutcome().copy();
+        if (run == null) {
+            return CompletableFuture.completedFuture(false);
+        }
+        CompletableFuture<Boolean> first = run.firstOutcome();
+        if (first.isDone()) {
+            return first.copy();
+        }
+        Executor executor = config.callbackExecutor().orElse(ElectorRuntime.callbacks());
+        return first.thenApplyAsync(
+                outcome -> outcome,
+                task -> {
+                    try {
+                        executor.execute(task);
+                    } catch (RejectedExecutionException ex) {
+                        // The application's executor is shutting down: the engine's own runs it.
+                        ElectorRuntime.callbacks().execute(task);
+                    }
+                });
     }
 
     /** Returns why releases are not announced to this elector now, or null while they are. */

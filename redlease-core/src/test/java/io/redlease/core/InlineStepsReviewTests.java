@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -117,6 +118,45 @@ class InlineStepsReviewTests {
         assertThat(redis.opsForValue().get(name + ":fence"))
                 .isEqualTo(Long.toString(elected.token()));
         assertThat(follower.token()).hasValue(elected.token());
+    }
+
+    @Test
+    void firstOutcomeDependentsDoNotRunOnTheClientsIoThread() throws Exception {
+        // The acquire's reply is handled on the client's I/O thread when the loop is idle, and
+        // it completes the first outcome. A dependent that reads Redis synchronously through the
+        // same client (as an application's startup code may) must not run on that thread: its
+        // reply would have to come through the thread it blocks.
+        String key = name + ":status";
+        redis.opsForValue().set(key, "ready");
+        Elector elector =
+                new Elector(
+                        redis,
+                        ElectorConfig.builder(name)
+                                .ttl(Duration.ofSeconds(6))
+                                .instanceId("a")
+                                .releaseNotifications(false)
+                                .build());
+        electors.add(elector);
+        // Redis holds the first acquire's reply back until the dependent is in place.
+        server.pause();
+        elector.start();
+        CompletableFuture<String> read = new CompletableFuture<>();
+        CompletableFuture<Boolean> first = elector.firstOutcome();
+        first.thenAccept(
+                won -> {
+                    try {
+                        read.complete(
+                                Thread.currentThread().getName()
+                                        + " read "
+                                        + redis.opsForValue().get(key));
+                    } catch (RuntimeException ex) {
+                        read.completeExceptionally(ex);
+                    }
+                });
+        assertThat(first).isNotDone();
+        server.resume();
+        assertThat(read.get(5, TimeUnit.SECONDS)).endsWith(" read ready");
+        assertThat(elector.isLeader()).isTrue();
     }
 
     /**
