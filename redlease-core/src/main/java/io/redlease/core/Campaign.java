@@ -74,6 +74,9 @@ final class Campaign {
 
     private final Contending contending;
 
+    /** Set on a thread while it runs a step of any run; see {@link #inStep()}. */
+    private static final ThreadLocal<@Nullable Boolean> STEPPING = new ThreadLocal<>();
+
     /** Held by the step that runs; a step runs on the loop thread or inline. */
     private final ReentrantLock steps = new ReentrantLock();
 
@@ -251,6 +254,8 @@ final class Campaign {
     }
 
     private void guarded(Runnable step) {
+        boolean outer = STEPPING.get() != null;
+        STEPPING.set(Boolean.TRUE);
         try {
             step.run();
         } catch (Throwable ex) {
@@ -258,7 +263,19 @@ final class Campaign {
                 throw error;
             }
             internalError(ex);
+        } finally {
+            if (!outer) {
+                STEPPING.remove();
+            }
         }
+    }
+
+    /**
+     * Returns whether the calling thread runs a step of some run (on a loop thread or inline),
+     * where code that waits for a run (a blocking stop) would wait for steps that cannot run.
+     */
+    static boolean inStep() {
+        return STEPPING.get() != null;
     }
 
     /** Asks the run to end; see {@link Stopping#request}. */

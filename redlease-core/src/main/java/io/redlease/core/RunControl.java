@@ -100,7 +100,9 @@ final class RunControl {
      */
     boolean stop(Duration drainTimeout) throws InterruptedException {
         CompletableFuture<Void> stopped = stopAsync(drainTimeout);
-        if (ElectorRuntime.onLoopThread() || onOwnThread()) {
+        // Inside a step (on a loop thread, or inline on the thread of its event, running what a
+        // term's end or a completed future runs there), the run's next steps wait for this one.
+        if (ElectorRuntime.onLoopThread() || Campaign.inStep() || onOwnThread()) {
             return stopped.isDone();
         }
         try {

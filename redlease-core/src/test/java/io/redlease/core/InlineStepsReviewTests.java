@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -157,6 +158,57 @@ class InlineStepsReviewTests {
         server.resume();
         assertThat(read.get(5, TimeUnit.SECONDS)).endsWith(" read ready");
         assertThat(elector.isLeader()).isTrue();
+    }
+
+    @Test
+    void aStopFromTheEndOfATermEndedInlineDoesNotWait() throws Exception {
+        // The leader task returns; the run ends its term on the task's thread (the loop is
+        // idle), and the term's end runs its dependents there. One stops the elector: as on the
+        // loop thread, the stop must not wait, since the step it waits for cannot run until the
+        // step that runs the dependent is done (and the shared loop thread would wait for it too).
+        CountDownLatch renewed = new CountDownLatch(1);
+        Observer renewals =
+                new Observer() {
+                    @Override
+                    public void onRoundTrip(
+                            Operation operation, Duration duration, boolean succeeded) {
+                        if (operation == Operation.RENEW && succeeded) {
+                            renewed.countDown();
+                        }
+                    }
+                };
+        Elector elector =
+                new Elector(
+                        redis,
+                        ElectorConfig.builder(name)
+                                .ttl(Duration.ofSeconds(6))
+                                .instanceId("a")
+                                .releaseNotifications(false)
+                                .observer(renewals)
+                                .build());
+        electors.add(elector);
+        CompletableFuture<String> stopped = new CompletableFuture<>();
+        elector.start(
+                term -> {
+                    term.whenEnded()
+                            .thenRun(
+                                    () -> {
+                                        long begin = System.nanoTime();
+                                        elector.stop();
+                                        stopped.complete(
+                                                Thread.currentThread().getName()
+                                                        + " waited "
+                                                        + TimeUnit.NANOSECONDS.toMillis(
+                                                                System.nanoTime() - begin)
+                                                        + " ms");
+                                    });
+                    // Returns once the loop is idle: the first renewal was answered.
+                    renewed.await();
+                });
+        String outcome = stopped.get(5, TimeUnit.SECONDS);
+        assertThat(outcome).startsWith("redlease-leader-");
+        await().atMost(Duration.ofSeconds(5)).until(() -> !elector.isRunning());
+        assertThat(redis.hasKey(name + ":leader")).isFalse();
     }
 
     /**
