@@ -3,8 +3,6 @@ package io.redlease.core;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -135,7 +133,7 @@ final class RunControl {
     /**
      * Returns the current run's first outcome; see {@link Elector#firstOutcome()}. A step of the
      * run completes it, maybe on a client's I/O thread ({@link Campaign#executeNow}): the caller's
-     * dependents run on the callback executor instead, never on the engine's threads.
+     * dependents run on the engine's callback pool instead, never on a loop or client thread.
      */
     CompletableFuture<Boolean> firstOutcome() {
         Campaign run = campaign.get();
@@ -146,17 +144,9 @@ final class RunControl {
         if (first.isDone()) {
             return first.copy();
         }
-        Executor executor = config.callbackExecutor().orElse(ElectorRuntime.callbacks());
-        return first.thenApplyAsync(
-                outcome -> outcome,
-                task -> {
-                    try {
-                        executor.execute(task);
-                    } catch (RejectedExecutionException ex) {
-                        // The application's executor is shutting down: the engine's own runs it.
-                        ElectorRuntime.callbacks().execute(task);
-                    }
-                });
+        // The engine's callback pool, which adds a thread while callbacks block: an
+        // application's executor could hold the outcome behind its own work.
+        return first.thenApplyAsync(outcome -> outcome, ElectorRuntime.callbacks());
     }
 
     /** Returns why releases are not announced to this elector now, or null while they are. */
