@@ -10,8 +10,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -23,6 +25,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
@@ -209,6 +213,95 @@ class InlineStepsReviewTests {
         assertThat(outcome).startsWith("redlease-leader-");
         await().atMost(Duration.ofSeconds(5)).until(() -> !elector.isRunning());
         assertThat(redis.hasKey(name + ":leader")).isFalse();
+    }
+
+    @Test
+    void aHandOffOnTheReactiveRunnerNeedsNoLoopThread() throws Exception {
+        // Lettuce without a shared connection runs the scripts through the reactive template: the
+        // stop's release, the follower's wake-up, its acquire and both replies are handled inline
+        // on client threads, and subscribe there, while both runs' loop threads are held.
+        LettuceConnectionFactory factory =
+                new LettuceConnectionFactory(
+                        new RedisStandaloneConfiguration(server.host(), server.port()));
+        factory.setShareNativeConnection(false);
+        factory.afterPropertiesSet();
+        factory.start();
+        StringRedisTemplate reactive = new StringRedisTemplate(factory);
+        reactive.afterPropertiesSet();
+        try {
+            Recorder leader = new Recorder();
+            Recorder follower = new Recorder();
+            CountDownLatch renewed = new CountDownLatch(1);
+            Observer renewals =
+                    new Observer() {
+                        @Override
+                        public void onRoundTrip(
+                                Operation operation, Duration duration, boolean succeeded) {
+                            if (operation == Operation.RENEW && succeeded) {
+                                renewed.countDown();
+                            }
+                        }
+                    };
+            Elector a =
+                    new Elector(
+                            reactive,
+                            ElectorConfig.builder(name)
+                                    .ttl(Duration.ofSeconds(6))
+                                    .acquireInterval(Duration.ofSeconds(4))
+                                    .instanceId("a")
+                                    .observer(leader)
+                                    .observer(renewals)
+                                    .build());
+            electors.add(a);
+            a.start();
+            leader.await("elected", 1);
+            Elector b =
+                    new Elector(
+                            reactive,
+                            ElectorConfig.builder(name)
+                                    .ttl(Duration.ofSeconds(6))
+                                    .acquireInterval(Duration.ofSeconds(4))
+                                    .instanceId("b")
+                                    .observer(follower)
+                                    .build());
+            electors.add(b);
+            b.start();
+            assertThat(renewed.await(10, TimeUnit.SECONDS)).isTrue();
+            await().atMost(Duration.ofSeconds(10)).until(b::idleFollower);
+            CountDownLatch hold = new CountDownLatch(1);
+            List<CountDownLatch> holding = new ArrayList<>();
+            for (ScheduledExecutorService loop : Set.of(a.loop(), b.loop())) {
+                CountDownLatch running = new CountDownLatch(1);
+                holding.add(running);
+                loop.execute(
+                        () -> {
+                            running.countDown();
+                            try {
+                                hold.await();
+                            } catch (InterruptedException ex) {
+                                Thread.currentThread().interrupt();
+                            }
+                        });
+            }
+            try {
+                for (CountDownLatch running : holding) {
+                    assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
+                }
+                CompletableFuture<Void> stopped = a.stopAsync();
+                Recorder.Event elected = follower.await("elected", 1);
+                leader.await("steppedDown", 1);
+                assertThat(hold.getCount()).isOne();
+                assertThat(elected.token()).isGreaterThan(leader.electedTokens().get(0));
+                hold.countDown();
+                stopped.get(10, TimeUnit.SECONDS);
+            } finally {
+                hold.countDown();
+            }
+        } finally {
+            electors.forEach(Elector::close);
+            electors.clear();
+            factory.destroy();
+        }
     }
 
     /**
