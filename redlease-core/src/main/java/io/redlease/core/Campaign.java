@@ -74,6 +74,9 @@ final class Campaign {
 
     private final Contending contending;
 
+    /** Set on a thread while it runs a step of any run; see {@link #inStep()}. */
+    private static final ThreadLocal<@Nullable Boolean> STEPPING = new ThreadLocal<>();
+
     /** Held by the step that runs; a step runs on the loop thread or inline. */
     private final ReentrantLock steps = new ReentrantLock();
 
@@ -213,21 +216,46 @@ final class Campaign {
         execute(step);
     }
 
-    /** Schedules a step on the loop thread, guarded. */
+    /**
+     * Schedules a step on the loop thread, guarded. Cancelling it from a step means it does not
+     * run, even when its time came while that step ran inline: its task then already waits for the
+     * lock, and finds itself cancelled once it has it.
+     */
     ScheduledFuture<?> schedule(Runnable step, long delayNanos) {
-        return loop.schedule(() -> locked(step), delayNanos, TimeUnit.NANOSECONDS);
+        Timer timer = new Timer(step);
+        ScheduledFuture<?> future = loop.schedule(timer, delayNanos, TimeUnit.NANOSECONDS);
+        timer.future = future;
+        return future;
     }
 
-    private void locked(Runnable step) {
-        steps.lock();
-        try {
-            guarded(step);
-        } finally {
-            steps.unlock();
+    /** A scheduled step, skipped if its future was cancelled before it got the lock. */
+    private final class Timer implements Runnable {
+
+        private final Runnable step;
+
+        private volatile @Nullable ScheduledFuture<?> future;
+
+        Timer(Runnable step) {
+            this.step = step;
+        }
+
+        @Override
+        public void run() {
+            steps.lock();
+            try {
+                ScheduledFuture<?> self = future;
+                if (self == null || !self.isCancelled()) {
+                    guarded(step);
+                }
+            } finally {
+                steps.unlock();
+            }
         }
     }
 
     private void guarded(Runnable step) {
+        boolean outer = STEPPING.get() != null;
+        STEPPING.set(Boolean.TRUE);
         try {
             step.run();
         } catch (Throwable ex) {
@@ -235,7 +263,19 @@ final class Campaign {
                 throw error;
             }
             internalError(ex);
+        } finally {
+            if (!outer) {
+                STEPPING.remove();
+            }
         }
+    }
+
+    /**
+     * Returns whether the calling thread runs a step of some run (on a loop thread or inline),
+     * where code that waits for a run (a blocking stop) would wait for steps that cannot run.
+     */
+    static boolean inStep() {
+        return STEPPING.get() != null;
     }
 
     /** Asks the run to end; see {@link Stopping#request}. */

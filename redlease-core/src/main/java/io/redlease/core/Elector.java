@@ -434,7 +434,8 @@ public final class Elector implements AutoCloseable {
      * again), or the run stopped. A follower's false waits until its release subscription is in
      * place (so a release after it is heard), has failed, or the connect timeout has passed.
      * Completed with false when not running. Completing the returned future has no effect on the
-     * run.
+     * run. Its dependents run on the engine's callback pool (or on the calling thread when it has
+     * completed already), never on an election loop or a Redis client's thread.
      */
     public CompletableFuture<Boolean> firstOutcome() {
         return runs.firstOutcome();

@@ -98,7 +98,9 @@ final class RunControl {
      */
     boolean stop(Duration drainTimeout) throws InterruptedException {
         CompletableFuture<Void> stopped = stopAsync(drainTimeout);
-        if (ElectorRuntime.onLoopThread() || onOwnThread()) {
+        // Inside a step (on a loop thread, or inline on the thread of its event, running what a
+        // term's end or a completed future runs there), the run's next steps wait for this one.
+        if (ElectorRuntime.onLoopThread() || Campaign.inStep() || onOwnThread()) {
             return stopped.isDone();
         }
         try {
@@ -128,10 +130,23 @@ final class RunControl {
         return run.done();
     }
 
-    /** Returns the current run's first outcome; see {@link Elector#firstOutcome()}. */
+    /**
+     * Returns the current run's first outcome; see {@link Elector#firstOutcome()}. A step of the
+     * run completes it, maybe on a client's I/O thread ({@link Campaign#executeNow}): the caller's
+     * dependents run on the engine's callback pool instead, never on a loop or client thread.
+     */
     CompletableFuture<Boolean> firstOutcome() {
         Campaign run = campaign.get();
-        return run == null ? CompletableFuture.completedFuture(false) : run.firstOutcome().copy();
+        if (run == null) {
+            return CompletableFuture.completedFuture(false);
+        }
+        CompletableFuture<Boolean> first = run.firstOutcome();
+        if (first.isDone()) {
+            return first.copy();
+        }
+        // The engine's callback pool, which adds a thread while callbacks block: an
+        // application's executor could hold the outcome behind its own work.
+        return first.thenApplyAsync(outcome -> outcome, ElectorRuntime.callbacks());
     }
 
     /** Returns why releases are not announced to this elector now, or null while they are. */
