@@ -18,14 +18,16 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>All state is confined to the run's loop: its steps run one at a time and run no user code
  * (observer callbacks go to the election's {@link Lane}, the leader task to a thread of its own). A
- * step runs on the run's loop thread, or, for the events of a hand-off (a release heard, the reply
- * of an acquire or a release, a stop with nothing in flight), at once on the thread that brings the
- * event when no other step of the run is running or waiting ({@link #executeNow}): the hop to the
- * loop thread would be a thread wake-up on the hand-off's path. Redis round trips are futures
- * bounded by {@link RoundTrips}. A run first opens its connection, then contends ({@link
- * Contending}) and leads ({@link Leadership}). Every step runs guarded: a throwable that escapes
- * one ends the term ({@link StepDownReason#INTERNAL_ERROR}), is logged at ERROR and reported, and
- * the run contends again. Stopping is bounded: see {@link #requestStop}.
+ * step runs on the run's loop thread, or, for the events on a graceful hand-off's path (a stop with
+ * nothing in flight, a release heard, the reply of the acquire it sent, the leader task's return),
+ * at once on the thread that brings the event when no other step of the run is running or waiting
+ * ({@link #executeNow}): the hop to the loop thread would be a thread wake-up on that path.
+ * Everything else goes to the loop threads, so that thousands of elections sharing one client
+ * connection never pile their work onto its one I/O thread. Redis round trips are futures bounded
+ * by {@link RoundTrips}. A run first opens its connection, then contends ({@link Contending}) and
+ * leads ({@link Leadership}). Every step runs guarded: a throwable that escapes one ends the term
+ * ({@link StepDownReason#INTERNAL_ERROR}), is logged at ERROR and reported, and the run contends
+ * again. Stopping is bounded: see {@link #requestStop}.
  */
 final class Campaign {
 
@@ -285,9 +287,6 @@ final class Campaign {
 
     /** Called by stopping, once, to end the run: what ends it depends on the phase. */
     void onStopRequested() {
-        // A stopping run contends no more: it unsubscribes now, alongside the release, rather
-        // than after it.
-        subscription.close();
         switch (phase) {
             case SLEEPING, CONNECTING -> finish();
             case LEADING -> leadership.endTerm(StepDownReason.SHUTDOWN);
@@ -296,6 +295,9 @@ final class Campaign {
                 // a step-down in progress finishes the run when it is done.
             }
         }
+        // A stopping run contends no more: it unsubscribes now, alongside the release (sent
+        // first, when nothing holds it up), rather than after it.
+        subscription.close();
     }
 
     /** Ends the given term if it is still this run's current one. */
@@ -308,16 +310,21 @@ final class Campaign {
      * (the subscription's) when the loop is idle; see {@link #executeNow}.
      */
     void wake() {
-        executeNow(this::wakeOnLoop);
+        executeNow(() -> wakeOnLoop(true));
     }
 
+    /** Makes a follower look at the lease now, for example once its subscription is in place. */
     void wakeOnLoop() {
+        wakeOnLoop(false);
+    }
+
+    private void wakeOnLoop(boolean releaseHeard) {
         if (stopRequested() || leadership.leading()) {
             return;
         }
         if (phase == Phase.SLEEPING && timer != null) {
             timer.cancel(false);
-            attempt();
+            attempt(releaseHeard);
         } else if (phase == Phase.ACQUIRING) {
             wakeRequested = true;
         }
@@ -341,6 +348,14 @@ final class Campaign {
     // Contending: the attempts themselves, and what their replies mean, are in Contending.
 
     private void attempt() {
+        attempt(false);
+    }
+
+    /**
+     * Connects or sends an acquire; one sent because a release was heard has its reply handled at
+     * once on the thread that brings it ({@link RoundTrips#callNow}).
+     */
+    private void attempt(boolean releaseHeard) {
         timer = null;
         if (stopRequested()) {
             finish();
@@ -352,7 +367,7 @@ final class Campaign {
             return;
         }
         phase = Phase.ACQUIRING;
-        contending.acquire();
+        contending.acquire(releaseHeard);
     }
 
     /** The connection is open: the first acquire goes out at once. */

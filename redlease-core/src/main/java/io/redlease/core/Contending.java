@@ -4,6 +4,7 @@ import io.redlease.core.LeaseProtocol.AcquireReply;
 import io.redlease.core.Observer.Operation;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 import org.jspecify.annotations.Nullable;
 import org.springframework.dao.QueryTimeoutException;
 
@@ -74,8 +75,11 @@ final class Contending {
                         });
     }
 
-    /** Sends an acquire, unless the last one still waits for Redis; its outcome is handled here. */
-    void acquire() {
+    /**
+     * Sends an acquire, unless the last one still waits for Redis; its outcome is handled here. One
+     * sent because a release was heard has its reply handled on the thread that brings it.
+     */
+    void acquire(boolean releaseHeard) {
         long now = config.clock().getAsLong();
         if (last != null && !last.reply.isDone()) {
             // The last acquire was abandoned at its bound and still waits for Redis. Sending
@@ -95,21 +99,40 @@ final class Contending {
         long bound = firstAttempt ? campaign.ttl : campaign.acquireTimeout;
         firstAttempt = false;
         Attempt attempt = new Attempt(now);
+        BiConsumer<@Nullable AcquireReply, @Nullable Throwable> next =
+                (reply, error) -> {
+                    attempt.abandoned = !attempt.reply.isDone();
+                    onReply(attempt.sentAt, reply, error);
+                };
+        RoundTrips trips = campaign.roundTrips();
         attempt.reply =
-                campaign.roundTrips()
-                        .call(
+                releaseHeard
+                        ? trips.callNow(
                                 campaign.protocol::acquire,
                                 bound,
                                 false,
                                 Operation.ACQUIRE,
                                 "acquire",
-                                (reply, error) -> {
-                                    attempt.abandoned = !attempt.reply.isDone();
-                                    onReply(attempt.sentAt, reply, error);
-                                });
+                                next)
+                        : trips.call(
+                                campaign.protocol::acquire,
+                                bound,
+                                false,
+                                Operation.ACQUIRE,
+                                "acquire",
+                                next);
         last = attempt;
-        // At once when the loop is idle, like the reply's delivery: queued, it would hold that up.
-        attempt.reply.whenComplete((reply, error) -> campaign.executeNow(() -> settled(attempt)));
+        Runnable settle = () -> settled(attempt);
+        // Handled where the reply's delivery is: queued ahead of an inline delivery, it would
+        // send that to the loop thread too.
+        attempt.reply.whenComplete(
+                (reply, error) -> {
+                    if (releaseHeard) {
+                        campaign.executeNow(settle);
+                    } else {
+                        campaign.execute(settle);
+                    }
+                });
     }
 
     /** Takes a win that came after its attempt was abandoned, if it can still be a term. */

@@ -16,9 +16,7 @@ import org.springframework.dao.QueryTimeoutException;
  * The bounded Redis round trips of one run: each hands its outcome to the loop once, as the reply,
  * the failure, or a {@link QueryTimeoutException} when no reply came within its bound. A reply that
  * completed by the time the bound fires wins over the timeout ("photo finish"). Only the latest
- * call is awaited; a reply to an older one is ignored. Confined to the run's loop. The outcome of
- * an acquire or a release, the round trips of a hand-off, is handled at once on the thread that
- * brings the reply when the loop is idle ({@link Campaign#executeNow}); others on the loop thread.
+ * call is awaited; a reply to an older one is ignored. Confined to the run's loop.
  *
  * <p>Each request sent is reported to {@link Observer#onRoundTrip} once. A request of {@link #call}
  * is reported when it is delivered (its reply, failure or bound); one of {@link #send}, which the
@@ -54,15 +52,36 @@ final class RoundTrips {
             Operation operation,
             String what,
             BiConsumer<@Nullable T, @Nullable Throwable> next) {
-        long sentAt = System.nanoTime();
-        CompletableFuture<T> sent = supply(roundTrip);
-        await(sent, sentAt, timeoutNanos, cancel, operation, subject(what), next);
-        return sent;
+        return call(roundTrip, timeoutNanos, cancel, operation, what, false, next);
     }
 
-    /** Whether an operation's outcome is handled on the thread that brings it; see above. */
-    private static boolean handOff(Operation operation) {
-        return operation == Operation.ACQUIRE || operation == Operation.RELEASE;
+    /**
+     * Like {@link #call}, but its outcome is handled at once on the thread that brings the reply
+     * when the loop is idle ({@link Campaign#executeNow}): for a round trip on a graceful
+     * hand-off's path, where the hop to the loop thread would be a thread wake-up.
+     */
+    <T> CompletableFuture<T> callNow(
+            Supplier<CompletableFuture<T>> roundTrip,
+            long timeoutNanos,
+            boolean cancel,
+            Operation operation,
+            String what,
+            BiConsumer<@Nullable T, @Nullable Throwable> next) {
+        return call(roundTrip, timeoutNanos, cancel, operation, what, true, next);
+    }
+
+    private <T> CompletableFuture<T> call(
+            Supplier<CompletableFuture<T>> roundTrip,
+            long timeoutNanos,
+            boolean cancel,
+            Operation operation,
+            String what,
+            boolean now,
+            BiConsumer<@Nullable T, @Nullable Throwable> next) {
+        long sentAt = System.nanoTime();
+        CompletableFuture<T> sent = supply(roundTrip);
+        await(sent, sentAt, timeoutNanos, cancel, operation, subject(what), now, next);
+        return sent;
     }
 
     /**
@@ -77,7 +96,7 @@ final class RoundTrips {
             long timeoutNanos,
             String what,
             BiConsumer<@Nullable Void, @Nullable Throwable> next) {
-        await(step, UNREPORTED, timeoutNanos, false, Operation.ACQUIRE, what, next);
+        await(step, UNREPORTED, timeoutNanos, false, Operation.ACQUIRE, what, false, next);
     }
 
     private String subject(String what) {
@@ -127,12 +146,12 @@ final class RoundTrips {
             long timeoutNanos,
             String what,
             BiConsumer<@Nullable T, @Nullable Throwable> next) {
-        await(call.reply, call, timeoutNanos, false, call.operation, subject(what), next);
+        await(call.reply, call, timeoutNanos, false, call.operation, subject(what), false, next);
     }
 
     /**
      * Waits for a reply within the bound; {@code sent} as {@link #deliver} takes it, {@code
-     * subject} names the call in a timeout.
+     * subject} names the call in a timeout, {@code now} handles the reply as {@link #callNow}.
      */
     private <T> void await(
             CompletableFuture<T> reply,
@@ -141,6 +160,7 @@ final class RoundTrips {
             boolean cancel,
             Operation operation,
             String subject,
+            boolean now,
             BiConsumer<@Nullable T, @Nullable Throwable> next) {
         long id = ++sequence;
         awaited = id;
@@ -152,7 +172,6 @@ final class RoundTrips {
                     bound.cancel(false);
                     delivery.run();
                 };
-        boolean now = handOff(operation);
         reply.whenComplete(
                 (value, error) -> {
                     if (now) {

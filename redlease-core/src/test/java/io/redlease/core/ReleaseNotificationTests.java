@@ -164,10 +164,10 @@ class ReleaseNotificationTests {
 
     @Test
     void aGracefulHandOffNeedsNoLoopThread() throws Exception {
-        // The stop's release, the follower's wake-up, its acquire and both replies are handled on
-        // the threads that bring them while the runs' loops are idle, without a hop to a loop
-        // thread: the hand-off completes while every loop thread of both runs is held by other
-        // work.
+        // The stop's release, the follower's wake-up, its acquire and that acquire's reply are
+        // handled on the threads that bring them while the runs' loops are idle, without a hop to
+        // a loop thread: the hand-off completes while every loop thread of both runs is held by
+        // other work.
         Recorder leader = new Recorder();
         Recorder follower = new Recorder();
         CountDownLatch renewed = new CountDownLatch(1);
@@ -220,10 +220,11 @@ class ReleaseNotificationTests {
             }
             CompletableFuture<Void> stopped = a.stopAsync();
             Recorder.Event elected = follower.await("elected", 1);
-            leader.await("steppedDown", 1);
             assertThat(hold.getCount()).isOne();
             assertThat(elected.token()).isGreaterThan(leader.electedTokens().get(0));
             hold.countDown();
+            // The release's reply is handled on the loop thread, once it is free.
+            leader.await("steppedDown", 1);
             stopped.get(10, TimeUnit.SECONDS);
         } finally {
             hold.countDown();
