@@ -49,13 +49,13 @@ import reactor.util.context.ContextView;
  *
  * <p>Where code runs: the loops of all electors share a few engine threads that run only the state
  * machine and Redis I/O (non-blocking with Lettuce; a small bounded pool with a blocking-only
- * connection factory such as Jedis). The steps of a hand-off (a stop with nothing in flight, a
- * release heard, an acquire's or a release's reply) run at once on the thread that brings them
- * while the election's loop is idle, one step at a time; they never wait. Observer callbacks of one
- * elector run in order on their own serial lane over {@link ElectorConfig#callbackExecutor()}; the
- * leader task runs on a thread of its own. Stopping is bounded by {@link
- * ElectorConfig#drainTimeout()}. Interoperable with the Go library {@code redlease} on the same
- * name: same keys, same script semantics.
+ * connection factory such as Jedis). The steps on a graceful hand-off's path (a stop with nothing
+ * in flight, a release heard, the reply of the acquire sent on hearing it) run at once on the
+ * thread that brings them while the election's loop is idle, one step at a time; they never wait.
+ * Observer callbacks of one elector run in order on their own serial lane over {@link
+ * ElectorConfig#callbackExecutor()}; the leader task runs on a thread of its own. Stopping is
+ * bounded by {@link ElectorConfig#drainTimeout()}. Interoperable with the Go library {@code
+ * redlease} on the same name: same keys, same script semantics.
  */
 public final class Elector implements AutoCloseable {
 
