@@ -92,7 +92,8 @@ final class ListenerContainers {
                         classLoader)
                 && bean
                         instanceof
-                        org.springframework.amqp.rabbit.listener.MessageListenerContainer rabbit) {
+                        org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer
+                                rabbit) {
             Rabbit.check(beanName, rabbit);
         }
     }
@@ -135,9 +136,13 @@ final class ListenerContainers {
          * refused by the fence): one that acknowledges on delivery ({@code AcknowledgeMode.NONE})
          * or rejects a failed message without requeueing it ({@code defaultRequeueRejected} false).
          */
-        static void check(
-                String id,
-                org.springframework.amqp.rabbit.listener.MessageListenerContainer container) {
+        /**
+         * Refuses a container that would lose a message whose listener threw. Takes any container:
+         * Spring AMQP's registry returns the listener container interface of {@code
+         * org.springframework.amqp.rabbit.listener} up to 4.0 and of {@code
+         * org.springframework.amqp.core} since 4.1.
+         */
+        static void check(String id, SmartLifecycle container) {
             if (!(container
                     instanceof
                     org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer
@@ -189,8 +194,7 @@ final class ListenerContainers {
 
                             @Override
                             public @Nullable SmartLifecycle find(String id) {
-                                org.springframework.amqp.rabbit.listener.MessageListenerContainer
-                                        container = registry.getListenerContainer(id);
+                                SmartLifecycle container = registry.getListenerContainer(id);
                                 if (container != null) {
                                     check(id, container);
                                 }
