@@ -194,7 +194,7 @@ final class ListenerContainers {
 
                             @Override
                             public @Nullable SmartLifecycle find(String id) {
-                                SmartLifecycle container = registry.getListenerContainer(id);
+                                SmartLifecycle container = rabbitContainer(registry, id);
                                 if (container != null) {
                                     check(id, container);
                                 }
@@ -208,6 +208,26 @@ final class ListenerContainers {
                         });
             }
         }
+    }
+
+    /**
+     * Looks a RabbitMQ listener container up by id. Called reflectively: the registry's method
+     * returns the container interface of {@code org.springframework.amqp.rabbit.listener} up to
+     * Spring AMQP 4.0 and of {@code org.springframework.amqp.core} since 4.1, so a direct call
+     * compiled against one fails with {@link NoSuchMethodError} on the other.
+     */
+    static @Nullable SmartLifecycle rabbitContainer(Object registry, String id) {
+        java.lang.reflect.Method lookup =
+                org.springframework.util.ReflectionUtils.findMethod(
+                        registry.getClass(), "getListenerContainer", String.class);
+        if (lookup == null) {
+            throw new IllegalStateException(
+                    "redlease: "
+                            + registry.getClass().getName()
+                            + " has no getListenerContainer(String)");
+        }
+        return (SmartLifecycle)
+                org.springframework.util.ReflectionUtils.invokeMethod(lookup, registry, id);
     }
 
     private static final class Kafka {
