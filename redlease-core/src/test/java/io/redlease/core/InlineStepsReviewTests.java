@@ -10,10 +10,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -211,8 +209,10 @@ class InlineStepsReviewTests {
                                                                 System.nanoTime() - begin)
                                                         + " ms");
                                     });
-                    // Returns once the loop is idle: the first renewal was answered.
+                    // Returns once the loop is idle: the first renewal was answered, and the
+                    // steps its reply queued have run (the loop thread ran a task queued after).
                     renewed.await();
+                    elector.loop().submit(() -> {}).get(5, TimeUnit.SECONDS);
                 });
         String outcome = stopped.get(5, TimeUnit.SECONDS);
         assertThat(outcome).startsWith("redlease-leader-");
@@ -251,7 +251,11 @@ class InlineStepsReviewTests {
                     new Elector(
                             reactive,
                             ElectorConfig.builder(name)
-                                    .ttl(Duration.ofSeconds(6))
+                                    // A long lease: its renewals, every 10 s, stay out of the few
+                                    // seconds held below (a
+                                    // renewal's reply queued for the loop thread would send the
+                                    // stop there too).
+                                    .ttl(Duration.ofSeconds(30))
                                     .acquireInterval(Duration.ofSeconds(4))
                                     .instanceId("a")
                                     .observer(leader)
@@ -273,35 +277,15 @@ class InlineStepsReviewTests {
             b.start();
             assertThat(renewed.await(10, TimeUnit.SECONDS)).isTrue();
             await().atMost(Duration.ofSeconds(10)).until(b::idleFollower);
-            CountDownLatch hold = new CountDownLatch(1);
-            List<CountDownLatch> holding = new ArrayList<>();
-            for (ScheduledExecutorService loop : Set.of(a.loop(), b.loop())) {
-                CountDownLatch running = new CountDownLatch(1);
-                holding.add(running);
-                loop.execute(
-                        () -> {
-                            running.countDown();
-                            try {
-                                hold.await();
-                            } catch (InterruptedException ex) {
-                                Thread.currentThread().interrupt();
-                            }
-                        });
-            }
-            try {
-                for (CountDownLatch running : holding) {
-                    assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
-                }
+            try (HeldLoops loops = HeldLoops.of(a, b)) {
                 CompletableFuture<Void> stopped = a.stopAsync();
                 Recorder.Event elected = follower.await("elected", 1);
-                assertThat(hold.getCount()).isOne();
+                assertThat(loops.holding()).isTrue();
                 assertThat(elected.token()).isGreaterThan(leader.electedTokens().get(0));
-                hold.countDown();
+                loops.close();
                 // The release's reply is handled on the loop thread, once it is free.
                 leader.await("steppedDown", 1);
                 stopped.get(10, TimeUnit.SECONDS);
-            } finally {
-                hold.countDown();
             }
         } finally {
             electors.forEach(Elector::close);

@@ -13,10 +13,8 @@ import io.redlease.test.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.awaitility.core.ConditionTimeoutException;
@@ -185,7 +183,11 @@ class ReleaseNotificationTests {
                 new Elector(
                         redis,
                         ElectorConfig.builder(name)
-                                .ttl(TTL)
+                                // A long lease: its renewals, every 10 s, stay out of the few
+                                // seconds held below (a
+                                // renewal's reply queued for the loop thread would send the stop
+                                // there too).
+                                .ttl(Duration.ofSeconds(30))
                                 .instanceId("a")
                                 .observer(leader)
                                 .observer(renewals)
@@ -199,35 +201,15 @@ class ReleaseNotificationTests {
         // subscribed: whatever their loops had to do is queued ahead of the blockers below.
         assertThat(renewed.await(10, TimeUnit.SECONDS)).isTrue();
         await().until(b::idleFollower);
-        CountDownLatch hold = new CountDownLatch(1);
-        List<CountDownLatch> holding = new ArrayList<>();
-        for (ScheduledExecutorService loop : Set.of(a.loop(), b.loop())) {
-            CountDownLatch running = new CountDownLatch(1);
-            holding.add(running);
-            loop.execute(
-                    () -> {
-                        running.countDown();
-                        try {
-                            hold.await();
-                        } catch (InterruptedException ex) {
-                            Thread.currentThread().interrupt();
-                        }
-                    });
-        }
-        try {
-            for (CountDownLatch running : holding) {
-                assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
-            }
+        try (HeldLoops loops = HeldLoops.of(a, b)) {
             CompletableFuture<Void> stopped = a.stopAsync();
             Recorder.Event elected = follower.await("elected", 1);
-            assertThat(hold.getCount()).isOne();
+            assertThat(loops.holding()).isTrue();
             assertThat(elected.token()).isGreaterThan(leader.electedTokens().get(0));
-            hold.countDown();
+            loops.close();
             // The release's reply is handled on the loop thread, once it is free.
             leader.await("steppedDown", 1);
             stopped.get(10, TimeUnit.SECONDS);
-        } finally {
-            hold.countDown();
         }
     }
 
