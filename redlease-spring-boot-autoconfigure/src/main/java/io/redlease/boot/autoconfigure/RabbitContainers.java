@@ -1,0 +1,121 @@
+package io.redlease.boot.autoconfigure;
+
+import io.redlease.boot.autoconfigure.ListenerContainers.Registry;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.context.SmartLifecycle;
+
+/**
+ * RabbitMQ's listener containers for {@link ListenerContainers}: the registry lookup, the check
+ * that a leader-only container requeues a message whose listener threw, and the warm-up.
+ */
+final class RabbitContainers {
+
+    private RabbitContainers() {}
+
+    static @Nullable Runnable warmUp(SmartLifecycle container) {
+        if (!(container
+                instanceof
+                org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer rabbit)) {
+            return null;
+        }
+        org.springframework.amqp.rabbit.connection.ConnectionFactory connections =
+                rabbit.getConnectionFactory();
+        return () -> connections.createConnection().close();
+    }
+
+    /**
+     * Refuses a container that would not requeue a message whose listener threw (a write refused by
+     * the fence): one that acknowledges on delivery ({@code AcknowledgeMode.NONE}) or rejects a
+     * failed message without requeueing it ({@code defaultRequeueRejected} false). Takes any
+     * container: Spring AMQP's registry returns the listener container interface of {@code
+     * org.springframework.amqp.rabbit.listener} up to 4.0 and of {@code
+     * org.springframework.amqp.core} since 4.1.
+     */
+    static void check(String id, SmartLifecycle container) {
+        if (!(container
+                instanceof
+                org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer rabbit)) {
+            return;
+        }
+        if (rabbit.getAcknowledgeMode() == org.springframework.amqp.core.AcknowledgeMode.NONE) {
+            throw new IllegalStateException(
+                    "redlease: the RabbitMQ listener container '"
+                            + id
+                            + "' acknowledges in mode NONE (the broker acknowledges on"
+                            + " delivery), so a message whose listener throws (a write"
+                            + " refused by the fence) is lost instead of requeued for the new"
+                            + " leader. Use AcknowledgeMode.AUTO"
+                            + " (spring.rabbitmq.listener.simple.acknowledge-mode=auto, the"
+                            + " default)");
+        }
+        if (Boolean.FALSE.equals(
+                new org.springframework.beans.DirectFieldAccessor(rabbit)
+                        .getPropertyValue("defaultRequeueRejected"))) {
+            throw new IllegalStateException(
+                    "redlease: the RabbitMQ listener container '"
+                            + id
+                            + "' does not requeue a message whose listener throws"
+                            + " (defaultRequeueRejected is false), so a write refused by the"
+                            + " fence drops the message (or dead-letters it) instead of"
+                            + " requeueing it for the new leader. Set"
+                            + " spring.rabbitmq.listener.simple.default-requeue-rejected=true"
+                            + " (the default) or setDefaultRequeueRejected(true) on its"
+                            + " container factory");
+        }
+    }
+
+    static void add(ListableBeanFactory beanFactory, List<Registry> registries) {
+        for (org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry registry :
+                beanFactory
+                        .getBeansOfType(
+                                org.springframework.amqp.rabbit.listener
+                                        .RabbitListenerEndpointRegistry.class,
+                                false,
+                                false)
+                        .values()) {
+            registries.add(
+                    new Registry() {
+                        @Override
+                        public String name() {
+                            return "RabbitListenerEndpointRegistry";
+                        }
+
+                        @Override
+                        public @Nullable SmartLifecycle find(String id) {
+                            SmartLifecycle container = container(registry, id);
+                            if (container != null) {
+                                check(id, container);
+                            }
+                            return container;
+                        }
+
+                        @Override
+                        public void hold() {
+                            ListenerContainers.requireGuarded(registry, name());
+                        }
+                    });
+        }
+    }
+
+    /**
+     * Looks a RabbitMQ listener container up by id. Called reflectively: the registry's method
+     * returns the container interface of {@code org.springframework.amqp.rabbit.listener} up to
+     * Spring AMQP 4.0 and of {@code org.springframework.amqp.core} since 4.1, so a direct call
+     * compiled against one fails with {@link NoSuchMethodError} on the other.
+     */
+    static @Nullable SmartLifecycle container(Object registry, String id) {
+        java.lang.reflect.Method lookup =
+                org.springframework.util.ReflectionUtils.findMethod(
+                        registry.getClass(), "getListenerContainer", String.class);
+        if (lookup == null) {
+            throw new IllegalStateException(
+                    "redlease: "
+                            + registry.getClass().getName()
+                            + " has no getListenerContainer(String)");
+        }
+        return (SmartLifecycle)
+                org.springframework.util.ReflectionUtils.invokeMethod(lookup, registry, id);
+    }
+}
