@@ -171,7 +171,8 @@ class ObservationReviewTests {
                                             .filter(span -> redisChildren(spans, span) >= 1)
                                             .filter(span -> redisDescendants(spans, span) >= 2)
                                             .findFirst()
-                                            .orElseThrow();
+                                            .orElseThrow(
+                                                    () -> new AssertionError("no such span yet"));
                             // The mark is a child; the job's own write is inside the run (under
                             // Spring's task observation of the method, when there is one).
                             assertThat(attribute(run, "redlease.slot")).isNotNull();
@@ -212,7 +213,8 @@ class ObservationReviewTests {
                                                                             "leader-only Shards.process"))
                                             .filter(span -> redisChildren(spans, span) >= 1)
                                             .findFirst()
-                                            .orElseThrow();
+                                            .orElseThrow(
+                                                    () -> new AssertionError("no such span yet"));
                             assertThat(attribute(run, "redlease.partition")).isIn("0", "1");
                             assertThat(attribute(run, "redlease.election"))
                                     .isEqualTo(shardsName(a));
@@ -221,7 +223,8 @@ class ObservationReviewTests {
                                     spans.stream()
                                             .filter(span -> isChild(run, span))
                                             .findFirst()
-                                            .orElseThrow();
+                                            .orElseThrow(
+                                                    () -> new AssertionError("no such span yet"));
                             assertThat(parent.getName()).isEqualTo("task shardTicker.tick");
                         });
         assertThat(shards.contexts().get(0))

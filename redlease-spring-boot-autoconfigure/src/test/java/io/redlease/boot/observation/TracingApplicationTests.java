@@ -152,7 +152,8 @@ class TracingApplicationTests {
                                                                                             && isRedis(
                                                                                                     child)))
                                             .findFirst()
-                                            .orElseThrow();
+                                            .orElseThrow(
+                                                    () -> new AssertionError("no such span yet"));
                             assertThat(run.getName()).isEqualTo("leader-only TracedJob.tick");
                             assertThat(attribute(run, "redlease.election")).isEqualTo(name);
                             assertThat(attribute(run, "redlease.partition")).isEqualTo("none");
@@ -165,7 +166,8 @@ class TracingApplicationTests {
                                     spans.stream()
                                             .filter(span -> isChild(run, span))
                                             .findFirst()
-                                            .orElseThrow();
+                                            .orElseThrow(
+                                                    () -> new AssertionError("no such span yet"));
                             assertThat(parent.getName()).isEqualTo("task caller.call");
                         });
         await().atMost(WAIT)
@@ -175,7 +177,8 @@ class TracingApplicationTests {
                                     spans(follower).stream()
                                             .filter(span -> outcome(span, "skipped-not-leader"))
                                             .findFirst()
-                                            .orElseThrow();
+                                            .orElseThrow(
+                                                    () -> new AssertionError("no such span yet"));
                             assertThat(skipped.getName()).isEqualTo("leader-only TracedJob.tick");
                             assertThat(attribute(skipped, "redlease.instance")).isEqualTo("b");
                             assertThat(attribute(skipped, "redlease.token")).isNull();
