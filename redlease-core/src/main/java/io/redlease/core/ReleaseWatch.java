@@ -105,6 +105,15 @@ public final class ReleaseWatch {
         return Optional.of(new ReleaseWatch(factory, electionNames, ownId, heard));
     }
 
+    /**
+     * Returns the channel on which the named election's releases are announced.
+     *
+     * @param electionName the election's name
+     */
+    public static String channel(String electionName) {
+        return LeaseProtocol.releaseChannel(electionName);
+    }
+
     /** Subscribes in the background unless subscribed, under way, closed or in its grace period. */
     public void subscribe() {
         if (closed || registration.subscribed()) {

@@ -283,7 +283,7 @@ public final class PartitionJvmBenchmark {
                         releases[1] = now;
                     }
                 },
-                new PatternTopic("{" + name + ":p*}:released"));
+                new PatternTopic("{" + name + ":p[0-9]*}:released")); // partitions only
         container.start();
         return container;
     }

@@ -154,11 +154,12 @@ final class BalancingThread {
     }
 
     /**
-     * Another instance released a partition (or, with -1, the release subscription landed): wakes a
-     * round unless this instance campaigns for the partition already or its last look dealt it to
-     * another member, whose campaign takes it.
+     * Another instance released a partition (or, with -1, the release subscription landed; with the
+     * partition count, a member joined or left): wakes a round unless this instance campaigns for
+     * the partition already or its last look dealt it to another member, whose campaign takes it.
      */
-    private void heard(int partition) {
+    private void heard(int index) {
+        int partition = index < config.partitions() ? index : -1; // else a member joined or left
         boolean take = partition >= 0 && balancer.awaits(partition);
         if (partition >= 0 && !take && !balancer.needsRound(partition)) {
             return;

@@ -1,5 +1,6 @@
 package io.redlease.core.partition;
 
+import io.redlease.core.ReleaseWatch;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -21,6 +22,10 @@ import org.springframework.data.redis.serializer.RedisSerializer;
  * expires, in Redis server time, so instances with skewed clocks agree on who is alive. Each
  * refresh pushes this instance's expiry one time to live ahead and drops the members whose expiry
  * passed: an instance that stops refreshing leaves one time to live after its last refresh.
+ *
+ * <p>The script announces a join (this instance added) or a leave (removed) on {@link #announcer}'s
+ * release channel; the others' balancing threads hear it on their release watch and look at once,
+ * so a newcomer starts settling as soon as it has joined, not at the others' next round.
  *
  * <p>Hysteresis: a member first seen after this instance's first look counts only once it has been
  * seen for the settle period without a gap; members present at the first look count at once. A
@@ -45,6 +50,8 @@ final class Membership {
     private final String instanceId;
 
     private final String ttlMillis;
+
+    private final String announcements;
 
     /** How many times to live a member's departure is remembered, to tell a rejoin. */
     static final int REJOIN_MEMORY_TTLS = 10;
@@ -87,6 +94,7 @@ final class Membership {
         this.key = List.of(membersKey(name));
         this.instanceId = instanceId;
         this.ttlMillis = Long.toString(ttl.toMillis());
+        this.announcements = ReleaseWatch.channel(announcer(name));
         this.settleNanos = settle.toNanos();
         this.rejoinSettleNanos = Math.max(settleNanos, ttl.toNanos());
         this.rejoinMemoryNanos = REJOIN_MEMORY_TTLS * ttl.toNanos();
@@ -96,6 +104,17 @@ final class Membership {
 
     static String membersKey(String name) {
         return "{" + name + "}:members";
+    }
+
+    /**
+     * Returns the name under which members announce their joins and leaves: the release channel of
+     * this name carries the id of each instance added to or removed from the member set, so the
+     * others look at once. It sits beside the partitions' elections ({@code {<name>:p-members}}
+     * beside {@code {<name>:p7}}), inside the channels the partitions' ACL rules already allow, and
+     * no partition has that name.
+     */
+    static String announcer(String name) {
+        return "{" + name + ":p-members}";
     }
 
     /**
@@ -189,7 +208,14 @@ final class Membership {
     @SuppressWarnings({"unchecked", "rawtypes"})
     private List<String> call(String ttl) {
         List<Object> reply =
-                redis.execute(MEMBERS, STRING, (RedisSerializer) STRING, key, instanceId, ttl);
+                redis.execute(
+                        MEMBERS,
+                        STRING,
+                        (RedisSerializer) STRING,
+                        key,
+                        instanceId,
+                        ttl,
+                        announcements);
         List<String> members = new ArrayList<>();
         if (reply != null) {
             for (Object member : reply) {

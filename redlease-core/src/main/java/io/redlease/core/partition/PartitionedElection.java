@@ -139,6 +139,8 @@ public final class PartitionedElection implements AutoCloseable {
         for (Elector elector : electors) {
             names.add(elector.name());
         }
+        // The last index: joins and leaves of members (see Membership).
+        names.add(Membership.announcer(config.name()));
         this.running =
                 new BalancingThread(
                         config,

@@ -23,8 +23,9 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
- * Instances whose Redis user may not subscribe to any channel hear no release: a leaver's
- * partitions are still taken over, by the balancing rounds, each by one instance.
+ * Instances whose Redis user may not subscribe or publish to any channel hear no release and
+ * announce no join or leave: a leaver's partitions are still taken over, by the balancing rounds,
+ * each by one instance, and the member set is kept all the same.
  */
 @ExtendWith(RedisExtension.class)
 class PartitionNoNotificationsTests {
@@ -55,6 +56,21 @@ class PartitionNoNotificationsTests {
     }
 
     private PartitionedElection instance(String id) {
+        PartitionedElection instance =
+                new PartitionedElection(
+                        deafTemplate(),
+                        PartitionedElectionConfig.builder(name, PARTITIONS)
+                                .ttl(Duration.ofSeconds(3))
+                                .balanceInterval(Duration.ofMillis(200))
+                                .instanceId(id)
+                                .build());
+        instances.add(instance);
+        instance.start();
+        return instance;
+    }
+
+    /** Operations as the user that may neither subscribe nor publish to any channel. */
+    private StringRedisTemplate deafTemplate() {
         RedisStandaloneConfiguration standalone =
                 new RedisStandaloneConfiguration(server.host(), server.port());
         standalone.setUsername("deaf");
@@ -70,17 +86,7 @@ class PartitionNoNotificationsTests {
         factories.add(factory);
         StringRedisTemplate template = new StringRedisTemplate(factory);
         template.afterPropertiesSet();
-        PartitionedElection instance =
-                new PartitionedElection(
-                        template,
-                        PartitionedElectionConfig.builder(name, PARTITIONS)
-                                .ttl(Duration.ofSeconds(3))
-                                .balanceInterval(Duration.ofMillis(200))
-                                .instanceId(id)
-                                .build());
-        instances.add(instance);
-        instance.start();
-        return instance;
+        return template;
     }
 
     private static void awaitBalanced(List<PartitionedElection> live) {
@@ -115,5 +121,24 @@ class PartitionNoNotificationsTests {
         leaver.close();
 
         awaitBalanced(live);
+    }
+
+    @Test
+    void aMemberThatMayNotAnnounceItsJoinOrLeaveStillJoinsAndLeaves() {
+        Duration interval = Duration.ofMillis(200);
+        Membership member =
+                new Membership(
+                        deafTemplate(),
+                        name,
+                        "a",
+                        Duration.ofSeconds(3),
+                        interval,
+                        interval,
+                        System::nanoTime);
+
+        assertThat(member.refresh()).containsExactly("a");
+        member.leave();
+
+        assertThat(member.live()).isEmpty();
     }
 }

@@ -249,6 +249,30 @@ class PartitionReleaseTests {
     }
 
     @Test
+    void theOthersHearAJoinAndALeaveAndLookAtOnce() {
+        List<PartitionedElection> live = joined(List.of(), "a", "b", "c");
+        awaitBalanced(live);
+        long campaignsBefore = campaigns(live);
+
+        // Nobody is woken and the clock stands still: the next regular round is minutes away.
+        PartitionedElection newcomer = instance("d");
+        newcomer.start();
+
+        for (PartitionedElection instance : live) {
+            await().atMost(MOVE).until(() -> instance.members().contains("d"));
+        }
+        // Seen, not counted yet: it settles first, and nothing moves meanwhile.
+        assertThat(live).allSatisfy(i -> assertThat(i.owned()).hasSize(PARTITIONS / 3));
+        assertThat(campaigns(live)).isEqualTo(campaignsBefore);
+
+        newcomer.close();
+
+        for (PartitionedElection instance : live) {
+            await().atMost(MOVE).until(() -> !instance.members().contains("d"));
+        }
+    }
+
+    @Test
     void twoInstancesLeavingAtOnceHaveTheirPartitionsTakenOnTheirRelease() throws Exception {
         List<PartitionedElection> live = joined(List.of(), "a", "b", "c", "d", "e", "f");
         awaitBalanced(live);
