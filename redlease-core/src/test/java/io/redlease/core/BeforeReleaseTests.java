@@ -78,8 +78,9 @@ class BeforeReleaseTests {
 
         @Override
         public CompletableFuture<Void> beforeRelease(Term term) {
-            terms.add(term);
+            // The thread first: a test that sees the term sees its thread.
             threads.add(Thread.currentThread().getName());
+            terms.add(term);
             return done;
         }
     }

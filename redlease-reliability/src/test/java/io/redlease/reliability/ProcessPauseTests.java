@@ -65,7 +65,9 @@ class ProcessPauseTests {
         Candidate b = harness.candidate("b", Workload.steady(Duration.ofMillis(2)));
         long pausedAt = System.nanoTime();
         a.pause();
-        Awaitility.await().atMost(scaled(Duration.ofSeconds(5))).until(b::isLeader);
+        // Leading and recorded: the history records the election in onElected, on the callback
+        // lane, after the term starts.
+        Harness.awaitLeading(b, Duration.ofSeconds(5));
         long electedAt = harness.history.elections("b").get(0).at();
         Figures.duration(
                 "failover: leader JVM SIGSTOPped -> successor elected", electedAt - pausedAt);

@@ -130,7 +130,14 @@ class PartitionedElectionTests {
             String key = PartitionedElection.electionName(name, partition);
             assertThat(holders[partition]).as("holder of partition %d", partition).isNotNull();
             assertThat(redis.opsForValue().get(key + ":leader")).isEqualTo(holders[partition]);
-            long token = owner(live, partition).token(partition).orElseThrow();
+            // Read again by the wait if the partition moved since owned() was read: an assertion
+            // failure, not a NoSuchElementException that would end the wait.
+            int p = partition;
+            long token =
+                    owner(live, p)
+                            .token(p)
+                            .orElseThrow(
+                                    () -> new AssertionError("partition " + p + " has no token"));
             assertThat(redis.opsForValue().get(key + ":fence")).isEqualTo(Long.toString(token));
             assertThat(terms.get(partition + "/" + token))
                     .isEqualTo(new Term(partition, token, holders[partition]));
@@ -139,7 +146,10 @@ class PartitionedElectionTests {
     }
 
     private static PartitionedElection owner(List<PartitionedElection> live, int partition) {
-        return live.stream().filter(i -> i.owns(partition)).findFirst().orElseThrow();
+        return live.stream()
+                .filter(i -> i.owns(partition))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("partition " + partition + " has no owner"));
     }
 
     private void awaitBalanced(List<PartitionedElection> live) {

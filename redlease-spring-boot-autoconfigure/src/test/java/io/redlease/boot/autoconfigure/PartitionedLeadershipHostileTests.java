@@ -306,7 +306,10 @@ class PartitionedLeadershipHostileTests {
                                         .atMost(Duration.ofSeconds(3))
                                         .until(() -> !b.owns(1) && bAssignedAt.get() == 0);
                                 job.release().countDown();
-                                await().atMost(Duration.ofSeconds(10)).until(() -> b.owns(1));
+                                // b owns the partition once its term starts; onAssigned follows on
+                                // the partition's callback lane.
+                                await().atMost(Duration.ofSeconds(10))
+                                        .until(() -> b.owns(1) && bAssignedAt.get() != 0);
                                 caller.join(10_000);
                                 assertThat(job.appliedInRun()).isTrue();
                                 assertThat(job.returnedAt()).isLessThan(bAssignedAt.get());
