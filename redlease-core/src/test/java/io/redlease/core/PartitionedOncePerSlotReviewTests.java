@@ -362,6 +362,9 @@ class PartitionedOncePerSlotReviewTests {
 
         volatile Instant assignedAt;
 
+        /** How long after a term begins the jobs hear of it (the callback lane's delay). */
+        volatile Duration lateAssignment = Duration.ZERO;
+
         Node(String id, StringRedisTemplate redis, int partitions, int pool, Class<?> job) {
             this.id = id;
             context.registerBean(
@@ -378,6 +381,12 @@ class PartitionedOncePerSlotReviewTests {
                                             new PartitionListener() {
                                                 @Override
                                                 public void onAssigned(int partition, long token) {
+                                                    Duration late = lateAssignment;
+                                                    if (!late.isZero()) {
+                                                        // A slow callback lane: the term has
+                                                        // begun, the jobs hear of it this late.
+                                                        await().pollDelay(late).until(() -> true);
+                                                    }
                                                     jobs().partitionListener("orders")
                                                             .onAssigned(partition, token);
                                                 }
@@ -782,6 +791,37 @@ class PartitionedOncePerSlotReviewTests {
         Node b = node("b", partitions, 2, Delay.class).start();
         await().atMost(Duration.ofSeconds(20))
                 .until(() -> marked.stream().anyMatch(r -> r.instance().equals("b")));
+        a.close();
+        nodes.remove(a);
+        awaitProgress("b", partitions, 2);
+        assertThat(unmatched).isEmpty();
+        for (int p = 0; p < partitions; p++) {
+            List<Instant> slots = markedSlots(p);
+            assertThat(slots).doesNotHaveDuplicates().isSorted();
+            for (int i = 1; i < slots.size(); i++) {
+                assertThat(Duration.between(slots.get(i - 1), slots.get(i)))
+                        .as("partition %d after %s", p, slots.get(i - 1))
+                        .isGreaterThanOrEqualTo(Duration.ofMillis(PERIOD));
+            }
+        }
+    }
+
+    /**
+     * The same when the new holder's jobs hear of its term late: its follower links keep firing
+     * meanwhile (every delay, on its own clock) and find it leading; the first of them used to run
+     * at once, right after the catch-up of the previous holder's last completion (two runs 71 ms
+     * apart when the lane took 700 ms). A follower's link is not a slot: the delay counts from the
+     * last completion on any instance.
+     */
+    @Test
+    void holdsFixedDelayWhenTheNewHoldersJobsHearOfItsTermLate() {
+        int partitions = 2;
+        Node a = node("a", partitions, 2, Delay.class).start();
+        awaitProgress("a", partitions, 2);
+        Node b = node("b", partitions, 2, Delay.class);
+        // Longer than a delay, so that at least one follower link comes while b's jobs wait.
+        b.lateAssignment = Duration.ofMillis(3 * PERIOD);
+        b.start();
         a.close();
         nodes.remove(a);
         awaitProgress("b", partitions, 2);

@@ -73,6 +73,14 @@ final class SlotPolicy {
             job.record(slot, Result.SKIPPED);
             return;
         }
+        if (trigger instanceof SlotTrigger.FixedDelay
+                && at.delayFrom != null
+                && slot.isBefore(trigger.after(at.delayFrom))) {
+            // A link set before the term's view of the ledger (a follower's, or one its catch-up
+            // outdated): the delay counts from the last completion on any instance, so nothing is
+            // due yet; the next link goes one delay after it.
+            return;
+        }
         if (handled == null || trigger instanceof SlotTrigger.FixedDelay) {
             if (job.run(term, at, schedule, slot, false) == SlotRun.Outcome.FAILED
                     && trigger instanceof SlotTrigger.FixedDelay) {
