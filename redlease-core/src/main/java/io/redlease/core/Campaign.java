@@ -218,6 +218,11 @@ final class Campaign {
         execute(step);
     }
 
+    /** Returns whether no step is running or handed to the loop thread (timers aside). */
+    boolean stepsIdle() {
+        return queued.get() == 0 && !steps.isLocked();
+    }
+
     /**
      * Schedules a step on the loop thread, guarded. Cancelling it from a step means it does not
      * run, even when its time came while that step ran inline: its task then already waits for the

@@ -521,6 +521,14 @@ public final class Elector implements AutoCloseable {
         return runs.idleFollower();
     }
 
+    /**
+     * Returns whether no step of the run is running or handed to the loop thread (timers aside);
+     * for tests.
+     */
+    boolean stepsIdle() {
+        return runs.stepsIdle();
+    }
+
     /** Returns the loop thread's executor of the current run, or null when not running. */
     @Nullable ScheduledExecutorService loop() {
         return runs.loop();

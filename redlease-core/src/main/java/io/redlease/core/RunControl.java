@@ -161,6 +161,12 @@ final class RunControl {
         return run != null && run.idleFollower();
     }
 
+    /** Returns whether no step of the run is running or handed to the loop thread. */
+    boolean stepsIdle() {
+        Campaign run = campaign.get();
+        return run == null || run.stepsIdle();
+    }
+
     /** Returns the loop thread's executor of the current run, or null when not running. */
     @Nullable ScheduledExecutorService loop() {
         Campaign run = campaign.get();

@@ -277,6 +277,10 @@ class InlineStepsReviewTests {
             b.start();
             assertThat(renewed.await(10, TimeUnit.SECONDS)).isTrue();
             await().atMost(Duration.ofSeconds(10)).until(b::idleFollower);
+            // The steps the last replies handed to the loops have run too (a renewal's reply and
+            // its
+            // report are separate steps, and either may still wait when the observer hears of it).
+            await().atMost(Duration.ofSeconds(10)).until(() -> a.stepsIdle() && b.stepsIdle());
             try (HeldLoops loops = HeldLoops.of(a, b)) {
                 CompletableFuture<Void> stopped = a.stopAsync();
                 Recorder.Event elected = follower.await("elected", 1);

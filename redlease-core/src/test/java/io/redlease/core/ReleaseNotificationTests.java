@@ -201,6 +201,9 @@ class ReleaseNotificationTests {
         // subscribed: whatever their loops had to do is queued ahead of the blockers below.
         assertThat(renewed.await(10, TimeUnit.SECONDS)).isTrue();
         await().until(b::idleFollower);
+        // The steps the last replies handed to the loops have run too (a renewal's reply and its
+        // report are separate steps, and either may still wait when the observer hears of it).
+        await().atMost(Duration.ofSeconds(10)).until(() -> a.stepsIdle() && b.stepsIdle());
         try (HeldLoops loops = HeldLoops.of(a, b)) {
             CompletableFuture<Void> stopped = a.stopAsync();
             Recorder.Event elected = follower.await("elected", 1);
