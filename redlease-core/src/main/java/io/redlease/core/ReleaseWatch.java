@@ -39,6 +39,9 @@ public final class ReleaseWatch {
 
     private volatile boolean closed;
 
+    /** Whether the subscription has been confirmed since it was made or last interrupted. */
+    private volatile boolean confirmed;
+
     private ReleaseWatch(
             RedisConnectionFactory factory,
             List<String> electionNames,
@@ -69,12 +72,19 @@ public final class ReleaseWatch {
                             public void subscribed() {
                                 interruptedAt = 0;
                                 // A release announced before the subscription was in place was
-                                // not heard.
-                                heard.accept(-1);
+                                // not heard. Only the first confirmation since the watch
+                                // subscribed or was interrupted says so: an elector subscribing
+                                // to a channel the watch shares (a partition campaigned for)
+                                // confirms it again, with nothing missed meanwhile.
+                                if (!confirmed) {
+                                    confirmed = true;
+                                    heard.accept(-1);
+                                }
                             }
 
                             @Override
                             public void interrupted(Throwable cause) {
+                                confirmed = false;
                                 interruptedAt = System.nanoTime() | 1;
                             }
                         });
@@ -87,8 +97,8 @@ public final class ReleaseWatch {
      * @param electionNames the elections whose releases to hear
      * @param ownId releases by this instance id are not reported
      * @param heard called on a client thread with the index in {@code electionNames} of each
-     *     release heard, and with -1 whenever the subscription lands (a release may have been
-     *     missed before); it must not block
+     *     release heard, and with -1 when the subscription lands, first or again after an
+     *     interruption (a release may have been missed before); it must not block
      */
     public static Optional<ReleaseWatch> open(
             RedisOperations<String, String> redis,

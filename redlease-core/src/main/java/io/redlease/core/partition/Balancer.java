@@ -91,16 +91,18 @@ final class Balancer {
     private final AtomicLong campaigns = new AtomicLong();
 
     /**
-     * The orphans still held by a former member that the last look dealt to other members, or null
-     * when it read no holders: the first release heard of each needs no round here.
+     * The orphans still held (by a former member, or a member above its share) that the last look
+     * dealt to other members, or null when it read no holders: the first release heard of each
+     * needs no round here.
      */
     private volatile boolean @Nullable [] dealtToOthers;
 
     private static final boolean[] NONE = new boolean[0];
 
     /**
-     * The partitions the last look dealt to this instance that a former member still held: each is
-     * campaigned for as soon as its release is heard ({@link #take}).
+     * The partitions the last look dealt to this instance that were still held (by a former member,
+     * or a member above its share): each is campaigned for as soon as its release is heard ({@link
+     * #take}).
      */
     private volatile boolean[] awaited = NONE;
 
@@ -254,7 +256,7 @@ final class Balancer {
                 if (holders[partition] == null) {
                     campaign(partition);
                 } else {
-                    awaiting[partition] = true; // still held by a former member: see take()
+                    awaiting[partition] = true; // still held, about to be released: see take()
                 }
                 kept++;
                 pending++;
@@ -298,25 +300,40 @@ final class Balancer {
     /**
      * Deals the orphaned partitions to the counted members below their share and returns which went
      * to this instance. Orphaned are the partitions whose lease is free or held by an instance that
-     * is no longer a member (one that left gracefully removes itself before it releases anything).
-     * In ascending order, each member below its share in id order gets the next run of as many
-     * orphans as it lacks. Instances that agree on the members and the holders deal alike, so each
-     * campaigns for its own orphans only; and as a member takes its own, its lack and its run
-     * shrink together, so the others' runs stay where they were while partitions move.
+     * is no longer a member (one that left gracefully removes itself before it releases anything),
+     * and the surplus of a counted member above its share, which it is about to hand over: its
+     * highest partitions, as it picks them. In ascending order, each member below its share in id
+     * order gets the next run of as many orphans as it lacks. Instances that agree on the members
+     * and the holders deal alike, so each campaigns for its own orphans only; and as a member takes
+     * its own, its lack and its run shrink together, so the others' runs stay where they were while
+     * partitions move.
      */
     boolean[] dealt(List<String> members, @Nullable String[] holders) {
         Set<String> live = new HashSet<>(membership.live());
         live.add(instanceId);
-        Map<String, Integer> held = new HashMap<>();
+        Map<String, List<Integer>> heldBy = new HashMap<>();
         List<Integer> orphans = new ArrayList<>();
         for (int partition = 0; partition < holders.length; partition++) {
             String holder = holders[partition];
             if (holder == null || !live.contains(holder)) {
                 orphans.add(partition);
             } else {
-                held.merge(holder, 1, Integer::sum);
+                heldBy.computeIfAbsent(holder, h -> new ArrayList<>()).add(partition);
             }
         }
+        // A counted member above its share hands its highest partitions over (see look()): they
+        // are dealt like orphans, so whoever gets one takes it on hearing its release.
+        Map<String, Integer> held = new HashMap<>();
+        for (Map.Entry<String, List<Integer>> entry : heldBy.entrySet()) {
+            List<Integer> own = entry.getValue();
+            int keeps = own.size();
+            if (members.contains(entry.getKey())) {
+                keeps = Math.min(keeps, share(holders.length, members, entry.getKey()));
+                orphans.addAll(own.subList(keeps, own.size()));
+            }
+            held.put(entry.getKey(), keeps);
+        }
+        orphans.sort(null);
         boolean[] mine = new boolean[holders.length];
         boolean[] others = new boolean[holders.length];
         int next = 0;
@@ -335,8 +352,8 @@ final class Balancer {
                 if (mineNow) {
                     mine[orphan] = true;
                 } else if (holders[orphan] != null) {
-                    // Only the former member's coming release is the other's to hear; a release
-                    // of a free one means someone took it since, and the view has changed.
+                    // Only the holder's coming release is the other's to hear; a release of a free
+                    // one means someone took it since, and the view has changed.
                     others[orphan] = true;
                 }
             }
@@ -403,12 +420,21 @@ final class Balancer {
     }
 
     /**
-     * Returns whether the last look dealt this instance a partition still held by a former member,
-     * which it campaigns for when it hears the release. Any thread.
+     * Returns whether the last look dealt this instance a partition still held (by a former member,
+     * or a member above its share), which it campaigns for when it hears the release. Any thread.
      */
     boolean awaits(int partition) {
         boolean[] waiting = awaited;
         return partition < waiting.length && waiting[partition];
+    }
+
+    /** Returns how many partitions {@link #awaits} is true of. */
+    int awaited() {
+        int count = 0;
+        for (boolean waiting : awaited) {
+            count += waiting ? 1 : 0;
+        }
+        return count;
     }
 
     /**
@@ -428,9 +454,10 @@ final class Balancer {
     /**
      * Returns whether another instance's release of a partition may need a round here: not when
      * this instance runs the partition's elector already (its campaign hears the release), nor for
-     * the first release of a partition the last look found held by a former member and dealt to
-     * another member. A later release of it, or that of a partition dealt to another while free,
-     * comes from whoever took it since, which the last look did not see. Any thread.
+     * the first release of a partition the last look found held (by a former member, or a member
+     * above its share) and dealt to another member. A later release of it, or that of a partition
+     * dealt to another while free, comes from whoever took it since, which the last look did not
+     * see. Any thread.
      */
     boolean needsRound(int partition) {
         if (electors[partition].isRunning()) {
@@ -440,7 +467,7 @@ final class Balancer {
         if (others == null || !others[partition]) {
             return true;
         }
-        // The former member's release, expected once: a later one is the new holder's.
+        // The holder's release, expected once: a later one is the new holder's.
         others[partition] = false;
         return false;
     }

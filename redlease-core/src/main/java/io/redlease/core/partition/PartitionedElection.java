@@ -352,6 +352,14 @@ public final class PartitionedElection implements AutoCloseable {
         return balancer.campaigns();
     }
 
+    /**
+     * Returns how many partitions still held by another instance the last round dealt to this one,
+     * to take on hearing their release; for tests.
+     */
+    int awaited() {
+        return balancer.awaited();
+    }
+
     /** Returns the failure of the last balancing round, or empty when it succeeded. */
     public Optional<Throwable> redisFailure() {
         return Optional.ofNullable(running.redisFailure());

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.redlease.core.StepDownReason;
+import io.redlease.test.Dedicated;
 import io.redlease.test.RedisExtension;
 import io.redlease.test.RedisServer;
 import io.redlease.test.RespClient;
@@ -246,6 +247,44 @@ class PartitionReleaseTests {
                         assertThat(after.get(partition))
                                 .as("partition %d stays or goes to the newcomer", partition)
                                 .isIn(holder, "d"));
+    }
+
+    @Test
+    void aNewcomerAwaitsTheOthersSurplusAndTakesEachOnItsReleaseWithoutARound(
+            @Dedicated RedisServer own) {
+        server = own; // counts the commands of this test's instances only
+        List<PartitionedElection> live = joined(List.of(), "a", "b", "c");
+        awaitBalanced(live);
+        PartitionedElection newcomer = instance("d");
+        newcomer.start();
+        List<PartitionedElection> all = new ArrayList<>(live);
+        all.add(newcomer);
+        for (PartitionedElection instance : all) {
+            await().atMost(MOVE).until(() -> instance.members().contains("d"));
+        }
+        await().atMost(MOVE).until(() -> listening() >= all.size());
+        clock.addAndGet(INTERVAL.toNanos() + 1);
+
+        // Joined: it deals itself the others' surplus, still held, before they count it.
+        newcomer.wake();
+        await().atMost(MOVE).until(() -> newcomer.awaited() == PARTITIONS / 4);
+        long reads = mgets();
+        live.forEach(PartitionedElection::wake);
+
+        awaitBalanced(all);
+        assertThat(newcomer.owned()).hasSize(PARTITIONS / 4);
+        assertThat(newcomer.campaigns()).isEqualTo(PARTITIONS / 4);
+        assertThat(mgets()).as("reads of the holders while the surplus moved").isEqualTo(reads);
+    }
+
+    /** Returns how many MGETs (the balancing rounds' reads of the holders) the server has run. */
+    private long mgets() {
+        try (RespClient client = RespClient.connect(server.host(), server.port())) {
+            String stats = String.valueOf(client.command("INFO", "commandstats"));
+            java.util.regex.Matcher calls =
+                    java.util.regex.Pattern.compile("cmdstat_mget:calls=(\\d+)").matcher(stats);
+            return calls.find() ? Long.parseLong(calls.group(1)) : 0;
+        }
     }
 
     @Test
