@@ -6,7 +6,7 @@
 #   benchmarks/run.sh scale [--elections 10000] ... 10,000 elections in one JVM, a 4 s stall (about 2 min)
 #   benchmarks/run.sh handoff [--handoffs 600] ...  graceful hand-offs in one warm JVM (about 1 min)
 #   benchmarks/run.sh partitions [--trials 5] ...  partitioned leadership rebalancing, 256 x 4 (about 5 min)
-#   benchmarks/run.sh partitions-jvm [--trials 10] [--instances 4] ... the same over separate JVMs, with SIGKILL (about 4 min)
+#   benchmarks/run.sh partitions-jvm [--trials 10] [--instances 4] [--pause 2s] ... the same over separate JVMs, with SIGKILL (about 4 min)
 #   benchmarks/run.sh partitions-scale [--partitions 10000] ... threads, heap, Redis load (about 2 min)
 #   benchmarks/run.sh discovery [--trials 10] ...  followers reading a new leader's URL (about 1 min)
 #   benchmarks/run.sh all                          all three, one after another

@@ -42,8 +42,12 @@ import org.springframework.data.redis.listener.RedisMessageListenerContainer;
  * from the join before is not counted). Times come from {@link System#nanoTime()}, one clock for
  * every process on Linux.
  *
+ * <p>{@code --pause} (0 by default) waits that long after each event balanced before the next
+ * begins, so that an event is not measured while the instances still finish the one before (the
+ * electors of moved partitions unsubscribing, the new ones subscribing).
+ *
  * <p>Usage: {@code PartitionJvmBenchmark [--trials 5] [--instances 4] [--partitions 256] [--ttl 5s]
- * [--out benchmarks/target/partitions-jvm]}.
+ * [--pause 0s] [--out benchmarks/target/partitions-jvm]}.
  */
 public final class PartitionJvmBenchmark {
 
@@ -67,6 +71,9 @@ public final class PartitionJvmBenchmark {
 
     private final int instances;
 
+    /** How long to wait after an event balanced before the next begins. */
+    private final Duration pause;
+
     private final LettuceConnectionFactory factory;
 
     /** The first and the last release announced since {@link #releases} was reset (nanos). */
@@ -80,8 +87,14 @@ public final class PartitionJvmBenchmark {
     private final Map<String, List<Result>> results = new HashMap<>();
 
     private PartitionJvmBenchmark(
-            RedisServer redis, int partitions, Duration ttl, Path out, int instances) {
+            RedisServer redis,
+            int partitions,
+            Duration ttl,
+            Path out,
+            int instances,
+            Duration pause) {
         this.redis = redis;
+        this.pause = pause;
         this.instances = instances;
         this.factory = BenchRedis.lettuce(redis.port());
         this.template = new StringRedisTemplate(factory);
@@ -97,6 +110,7 @@ public final class PartitionJvmBenchmark {
         Duration ttl = Duration.ofSeconds(5);
         Path out = Path.of("benchmarks/target/partitions-jvm");
         int instances = 4;
+        Duration pause = Duration.ZERO;
         for (int i = 0; i < args.length; i += 2) {
             switch (args[i]) {
                 case "--trials" -> trials = Integer.parseInt(args[i + 1]);
@@ -104,6 +118,7 @@ public final class PartitionJvmBenchmark {
                 case "--ttl" -> ttl = PartitionBenchmark.duration(args[i + 1]);
                 case "--out" -> out = Path.of(args[i + 1]);
                 case "--instances" -> instances = Integer.parseInt(args[i + 1]);
+                case "--pause" -> pause = PartitionBenchmark.duration(args[i + 1]);
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
@@ -111,7 +126,7 @@ public final class PartitionJvmBenchmark {
             if (instances < 2) {
                 throw new IllegalArgumentException("--instances must be at least 2");
             }
-            new PartitionJvmBenchmark(redis, partitions, ttl, out, instances).run(trials);
+            new PartitionJvmBenchmark(redis, partitions, ttl, out, instances, pause).run(trials);
         }
         System.exit(0);
     }
@@ -140,7 +155,9 @@ public final class PartitionJvmBenchmark {
                 .append(sample.balanceInterval().toMillis())
                 .append(" ms, settle ")
                 .append(sample.settle().toMillis())
-                .append(" ms (defaults).\n\n");
+                .append(" ms (defaults); ")
+                .append(pause.toMillis())
+                .append(" ms pause after each event.\n\n");
         Machine.describe(redis)
                 .forEach((k, v) -> md.append("- ").append(k).append(": ").append(v).append('\n'));
         md.append(
@@ -226,6 +243,7 @@ public final class PartitionJvmBenchmark {
             }
             long cold = board.await(children.get(0), "STARTING", name, WAIT).nanos();
             record("cold start, " + first + " together", name, Set.copyOf(live), cold, fences);
+            Thread.sleep(pause.toMillis());
 
             fences = fences(name);
             resetReleases();
@@ -233,6 +251,7 @@ public final class PartitionJvmBenchmark {
             live.add("i" + first);
             long joined = board.await(children.get(first), "STARTING", name, WAIT).nanos();
             record("join", name, Set.copyOf(live), joined, fences);
+            Thread.sleep(pause.toMillis());
 
             fences = fences(name);
             resetReleases("i1");
@@ -241,6 +260,7 @@ public final class PartitionJvmBenchmark {
             long leaving = board.await(children.get(1), "LEAVING", name, WAIT).nanos();
             record("graceful leave", name, Set.copyOf(live), leaving, fences);
             board.await(children.get(1), "LEFT", name, WAIT);
+            Thread.sleep(pause.toMillis());
 
             fences = fences(name);
             resetReleases();
@@ -248,6 +268,7 @@ public final class PartitionJvmBenchmark {
             live.add("i" + instances);
             joined = board.await(children.get(instances), "STARTING", name, WAIT).nanos();
             record("join", name, Set.copyOf(live), joined, fences);
+            Thread.sleep(pause.toMillis());
 
             fences = fences(name);
             resetReleases();
