@@ -159,10 +159,12 @@ final class Balancer {
      * last took a partition, which covers the others noticing a newcomer and letting its share go
      * one after another; a shortfall with no progress for longer (a holder that does not balance)
      * is looked at once per balance interval. While a new member settles, the next round comes no
-     * later than the moment it counts, so its share goes without delay. A partition this instance
-     * campaigns for and has not won yet also keeps the quick rounds going, so one lost to another
-     * instance is replaced at the next quick round. Another instance's release wakes a round at
-     * once (see {@link BalancingThread#wake()}).
+     * later than the moment it counts, so its share goes without delay; while this instance joins,
+     * no later than the end of its join period, however often rounds were woken meanwhile. A
+     * partition this instance campaigns for and has not won yet also keeps the quick rounds going,
+     * so one lost to another instance is replaced at the next quick round. Another instance's
+     * release wakes a round at once (see {@link BalancingThread#wake()}), and so do another
+     * member's join and leave.
      *
      * @return nanoseconds until the next round
      * @throws org.springframework.dao.DataAccessException if Redis fails; the round is abandoned
@@ -183,7 +185,7 @@ final class Balancer {
                 next = quickNanos;
             }
         }
-        return Math.min(next, membership.untilNextCounts());
+        return Math.min(next, Math.min(membership.untilNextCounts(), membership.untilJoined()));
     }
 
     /**

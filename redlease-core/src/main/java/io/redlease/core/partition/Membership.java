@@ -181,6 +181,15 @@ final class Membership {
         return soonest;
     }
 
+    /**
+     * Returns how long after the last refresh this instance finishes joining, or {@link
+     * Long#MAX_VALUE} once it has: a round then, so that a round woken meanwhile (another member's
+     * join heard) does not put the first campaign off by a balance interval.
+     */
+    long untilJoined() {
+        return joined ? Long.MAX_VALUE : Math.max(1, joinedSince + joinNanos - lastRefresh);
+    }
+
     /** Removes this instance's entry, so the others count it out at their next look. */
     void leave() {
         live = call("0");

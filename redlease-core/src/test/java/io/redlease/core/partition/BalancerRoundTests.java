@@ -84,6 +84,19 @@ class BalancerRoundTests {
     }
 
     @Test
+    void aRoundWokenWhileJoiningKeepsTheEndOfTheJoinPeriod() {
+        long interval = INTERVAL.toNanos();
+        assertThat(balancer.round()).as("first look: not joined yet").isEqualTo(interval);
+        clock.addAndGet(interval / 5);
+        assertThat(balancer.round())
+                .as("woken (another member's join heard): the join period still ends on time")
+                .isEqualTo(interval - interval / 5);
+        clock.addAndGet(interval - interval / 5);
+        assertThat(balancer.round()).as("joined, share 2, nothing free").isLessThan(interval);
+        assertThat(balancer.share()).isEqualTo(2);
+    }
+
+    @Test
     void belowItsShareAnInstanceLooksFiveTimesPerIntervalUntilNothingMovesForAWhile() {
         long interval = INTERVAL.toNanos();
         long quick = interval / Balancer.QUICK_ROUNDS;
