@@ -74,7 +74,10 @@ final class Balancer {
      */
     private boolean shortOf;
 
-    /** Whether the last look started an elector for a free partition. */
+    /**
+     * Whether an elector was started for a partition since the last round: by that round's look, or
+     * on hearing a release ({@link #take}) since.
+     */
     private boolean took;
 
     private long shortSince;
@@ -185,6 +188,7 @@ final class Balancer {
                 next = quickNanos;
             }
         }
+        took = false;
         return Math.min(next, Math.min(membership.untilNextCounts(), membership.untilJoined()));
     }
 
@@ -193,7 +197,6 @@ final class Balancer {
      * partition it campaigns for.
      */
     private boolean look() {
-        took = false;
         List<String> members = membership.refresh();
         int target = share(electors.length, members, instanceId);
         share = target;

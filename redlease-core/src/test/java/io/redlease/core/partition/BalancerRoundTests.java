@@ -133,4 +133,25 @@ class BalancerRoundTests {
                 .isEqualTo(interval);
         assertThat(electors[0].isRunning()).isFalse();
     }
+
+    @Test
+    void aPartitionTakenOnHearingItsReleaseRestartsTheQuickRoundsLikeOneTakenByARound() {
+        long interval = INTERVAL.toNanos();
+        long quick = interval / Balancer.QUICK_ROUNDS;
+        long window = SETTLE.toNanos() + 2 * interval;
+        assertThat(balancer.round()).as("first look: not joined yet").isEqualTo(interval);
+        clock.addAndGet(interval);
+        assertThat(balancer.round()).as("joined, share 2, a's surplus awaited").isEqualTo(quick);
+        assertThat(balancer.awaited()).isEqualTo(2);
+        clock.addAndGet(window - 1);
+        // a hands its highest partition over, and b hears the release: b takes it at once.
+        redis.delete(leaseKey(3));
+        balancer.take(3);
+        await().atMost(Duration.ofSeconds(10)).until(() -> electors[3].isLeader());
+        assertThat(balancer.round()).as("took one, still short").isEqualTo(quick);
+        clock.addAndGet(1);
+        assertThat(balancer.round())
+                .as("the take was progress: quick rounds for a window after it")
+                .isEqualTo(quick);
+    }
 }
