@@ -74,7 +74,10 @@ final class Balancer {
      */
     private boolean shortOf;
 
-    /** Whether the last look started an elector for a free partition. */
+    /**
+     * Whether an elector was started for a partition since the last round: by that round's look, or
+     * on hearing a release ({@link #take}) since.
+     */
     private boolean took;
 
     private long shortSince;
@@ -185,6 +188,7 @@ final class Balancer {
                 next = quickNanos;
             }
         }
+        took = false;
         return Math.min(next, Math.min(membership.untilNextCounts(), membership.untilJoined()));
     }
 
@@ -193,7 +197,6 @@ final class Balancer {
      * partition it campaigns for.
      */
     private boolean look() {
-        took = false;
         List<String> members = membership.refresh();
         int target = share(electors.length, members, instanceId);
         share = target;
@@ -253,12 +256,14 @@ final class Balancer {
             }
         }
         boolean[] awaiting = new boolean[electors.length];
+        int waiting = 0;
         for (int partition = 0; partition < electors.length && kept < wanted; partition++) {
             if (mine[partition] && startable(partition)) {
                 if (holders[partition] == null) {
                     campaign(partition);
                 } else {
                     awaiting[partition] = true; // still held, about to be released: see take()
+                    waiting++;
                 }
                 kept++;
                 pending++;
@@ -267,7 +272,9 @@ final class Balancer {
         awaited = awaiting;
         // A free partition dealt to another member that has left it free for a whole balance
         // interval (its view of the members differs, or it does not balance) goes to whoever is
-        // below its share, looking from evenly spaced starting points by rank.
+        // below its share, looking from evenly spaced starting points by rank; before a partition
+        // still held that this instance awaits, whose holder may not hand it over either (its view
+        // differs, or it does not balance).
         long offset = (long) members.indexOf(instanceId) * electors.length / members.size();
         for (int i = 0; i < electors.length; i++) {
             int partition = (int) ((offset + i) % electors.length);
@@ -278,9 +285,19 @@ final class Balancer {
             if (freeSince[partition] == NOT_FREE) {
                 freeSince[partition] = now;
             }
-            if (kept < wanted
+            if ((kept < wanted || waiting > 0)
                     && now - freeSince[partition] >= balanceNanos
                     && startable(partition)) {
+                if (kept >= wanted) {
+                    int last = awaiting.length - 1;
+                    while (!awaiting[last]) {
+                        last--;
+                    }
+                    awaiting[last] = false;
+                    waiting--;
+                    kept--;
+                    pending--;
+                }
                 campaign(partition);
                 kept++;
                 pending++;

@@ -133,4 +133,49 @@ class BalancerRoundTests {
                 .isEqualTo(interval);
         assertThat(electors[0].isRunning()).isFalse();
     }
+
+    @Test
+    void aPartitionTakenOnHearingItsReleaseRestartsTheQuickRoundsLikeOneTakenByARound() {
+        long interval = INTERVAL.toNanos();
+        long quick = interval / Balancer.QUICK_ROUNDS;
+        long window = SETTLE.toNanos() + 2 * interval;
+        assertThat(balancer.round()).as("first look: not joined yet").isEqualTo(interval);
+        clock.addAndGet(interval);
+        assertThat(balancer.round()).as("joined, share 2, a's surplus awaited").isEqualTo(quick);
+        assertThat(balancer.awaited()).isEqualTo(2);
+        clock.addAndGet(window - 1);
+        // a hands its highest partition over, and b hears the release: b takes it at once.
+        redis.delete(leaseKey(3));
+        balancer.take(3);
+        await().atMost(Duration.ofSeconds(10)).until(() -> electors[3].isLeader());
+        assertThat(balancer.round()).as("took one, still short").isEqualTo(quick);
+        clock.addAndGet(1);
+        assertThat(balancer.round())
+                .as("the take was progress: quick rounds for a window after it")
+                .isEqualTo(quick);
+    }
+
+    @Test
+    void aPartitionLeftFreeByTheMemberDealtItIsTakenAfterAnIntervalThoughASurplusIsAwaited() {
+        // Members a, b and c: a holds nothing and does not take the free partition 0 it is dealt,
+        // c holds 1 to 3, above its share, and does not hand its highest over.
+        new Membership(redis, name, "c", Duration.ofMinutes(1), SETTLE, INTERVAL, clock::get)
+                .refresh();
+        redis.delete(leaseKey(0));
+        for (int partition = 1; partition < PARTITIONS; partition++) {
+            redis.opsForValue().set(leaseKey(partition), "c", Duration.ofMinutes(1));
+        }
+        long interval = INTERVAL.toNanos();
+        balancer.round();
+        clock.addAndGet(interval);
+        balancer.round();
+        assertThat(balancer.share()).isEqualTo(1);
+        assertThat(balancer.awaits(3)).as("c's highest, dealt to b").isTrue();
+        assertThat(electors[0].isRunning()).as("partition 0 is dealt to a").isFalse();
+        clock.addAndGet(interval);
+        balancer.round();
+        assertThat(electors[0].isRunning())
+                .as("free for a whole interval, and b below its share: b takes it")
+                .isTrue();
+    }
 }
