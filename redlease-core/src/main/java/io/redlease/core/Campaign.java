@@ -1,6 +1,7 @@
 package io.redlease.core;
 
 import io.redlease.core.Observer.Operation;
+import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -84,6 +85,12 @@ final class Campaign {
 
     /** Steps handed to the loop thread and not begun yet: an inline step never overtakes one. */
     private final AtomicInteger queued = new AtomicInteger();
+
+    /** Whether a step runs inline ({@link #executeNow}); guarded by {@link #steps}. */
+    private boolean inlineStep;
+
+    /** Steps an inline step handed on, to run after it; guarded by {@link #steps}. */
+    private final ArrayDeque<Runnable> handedOn = new ArrayDeque<>();
 
     /**
      * Completed once the run has a first outcome: true when it won a term (published by then),
@@ -205,10 +212,17 @@ final class Campaign {
      * be held up: a step only sends requests and hands work on, it never waits.
      */
     void executeNow(Runnable step) {
+        if (inlineStep && steps.isHeldByCurrentThread()) {
+            // Handed on by the inline step this thread runs (a reply that came before its
+            // dependent was attached, on a client whose replies and messages arrive on different
+            // threads): after that step, on this thread, rather than behind the loop's queue.
+            handedOn.add(step);
+            return;
+        }
         if (!steps.isHeldByCurrentThread() && steps.tryLock()) {
             try {
                 if (queued.get() == 0) {
-                    guarded(step);
+                    runInline(step);
                     return;
                 }
             } finally {
@@ -216,6 +230,27 @@ final class Campaign {
             }
         }
         execute(step);
+    }
+
+    /**
+     * Runs a step inline, then the steps it handed on, in order, each while no step is handed to
+     * the loop thread meanwhile (the rest go to the loop, behind those); caller holds the lock.
+     */
+    private void runInline(Runnable step) {
+        inlineStep = true;
+        try {
+            guarded(step);
+            Runnable next;
+            while ((next = handedOn.poll()) != null) {
+                if (queued.get() == 0) {
+                    guarded(next);
+                } else {
+                    execute(next);
+                }
+            }
+        } finally {
+            inlineStep = false;
+        }
     }
 
     /** Returns whether no step is running or handed to the loop thread (timers aside). */
