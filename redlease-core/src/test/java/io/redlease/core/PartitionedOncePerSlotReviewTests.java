@@ -795,15 +795,7 @@ class PartitionedOncePerSlotReviewTests {
         nodes.remove(a);
         awaitProgress("b", partitions, 2);
         assertThat(unmatched).isEmpty();
-        for (int p = 0; p < partitions; p++) {
-            List<Instant> slots = markedSlots(p);
-            assertThat(slots).doesNotHaveDuplicates().isSorted();
-            for (int i = 1; i < slots.size(); i++) {
-                assertThat(Duration.between(slots.get(i - 1), slots.get(i)))
-                        .as("partition %d after %s", p, slots.get(i - 1))
-                        .isGreaterThanOrEqualTo(Duration.ofMillis(PERIOD));
-            }
-        }
+        assertDelayHeld(partitions);
     }
 
     /**
@@ -826,6 +818,11 @@ class PartitionedOncePerSlotReviewTests {
         nodes.remove(a);
         awaitProgress("b", partitions, 2);
         assertThat(unmatched).isEmpty();
+        assertDelayHeld(partitions);
+    }
+
+    /** Asserts that each partition's marked slots are at least one delay apart, in order. */
+    private void assertDelayHeld(int partitions) {
         for (int p = 0; p < partitions; p++) {
             List<Instant> slots = markedSlots(p);
             assertThat(slots).doesNotHaveDuplicates().isSorted();

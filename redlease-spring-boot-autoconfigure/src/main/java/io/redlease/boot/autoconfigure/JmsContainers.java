@@ -178,35 +178,18 @@ final class JmsContainers {
     }
 
     static void add(ListableBeanFactory beanFactory, List<Registry> registries) {
-        for (org.springframework.jms.config.JmsListenerEndpointRegistry registry :
-                beanFactory
-                        .getBeansOfType(
-                                org.springframework.jms.config.JmsListenerEndpointRegistry.class,
-                                false,
-                                false)
-                        .values()) {
-            registries.add(
-                    new Registry() {
-                        @Override
-                        public String name() {
-                            return "JmsListenerEndpointRegistry";
-                        }
-
-                        @Override
-                        public @Nullable SmartLifecycle find(String id) {
-                            org.springframework.jms.listener.MessageListenerContainer container =
-                                    registry.getListenerContainer(id);
-                            if (container != null) {
-                                check(id, container);
-                            }
-                            return container;
-                        }
-
-                        @Override
-                        public void hold() {
-                            ListenerContainers.requireGuarded(registry, name());
-                        }
-                    });
-        }
+        ListenerContainers.addEach(
+                beanFactory,
+                org.springframework.jms.config.JmsListenerEndpointRegistry.class,
+                registries,
+                (registry, id) -> {
+                    org.springframework.jms.listener.MessageListenerContainer container =
+                            registry.getListenerContainer(id);
+                    if (container != null) {
+                        check(id, container);
+                    }
+                    return container;
+                },
+                ListenerContainers::requireGuarded);
     }
 }

@@ -109,36 +109,18 @@ final class KafkaContainers {
     }
 
     static void add(ListableBeanFactory beanFactory, List<Registry> registries) {
-        for (org.springframework.kafka.config.KafkaListenerEndpointRegistry registry :
-                beanFactory
-                        .getBeansOfType(
-                                org.springframework.kafka.config.KafkaListenerEndpointRegistry
-                                        .class,
-                                false,
-                                false)
-                        .values()) {
-            registries.add(
-                    new Registry() {
-                        @Override
-                        public String name() {
-                            return "KafkaListenerEndpointRegistry";
-                        }
-
-                        @Override
-                        public @Nullable SmartLifecycle find(String id) {
-                            org.springframework.kafka.listener.MessageListenerContainer container =
-                                    registry.getListenerContainer(id);
-                            if (container != null) {
-                                checkGroup(beanFactory, id, container);
-                            }
-                            return container;
-                        }
-
-                        @Override
-                        public void hold() {
-                            registry.setAlwaysStartAfterRefresh(false);
-                        }
-                    });
-        }
+        ListenerContainers.addEach(
+                beanFactory,
+                org.springframework.kafka.config.KafkaListenerEndpointRegistry.class,
+                registries,
+                (registry, id) -> {
+                    org.springframework.kafka.listener.MessageListenerContainer container =
+                            registry.getListenerContainer(id);
+                    if (container != null) {
+                        checkGroup(beanFactory, id, container);
+                    }
+                    return container;
+                },
+                (registry, name) -> registry.setAlwaysStartAfterRefresh(false));
     }
 }

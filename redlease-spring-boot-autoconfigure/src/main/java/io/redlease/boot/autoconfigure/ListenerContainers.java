@@ -2,6 +2,8 @@ package io.redlease.boot.autoconfigure;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.BiConsumer;
+import java.util.function.BiFunction;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.context.SmartLifecycle;
@@ -44,6 +46,39 @@ final class ListenerContainers {
     }
 
     private ListenerContainers() {}
+
+    /**
+     * Adds a {@link Registry} for each bean of an endpoint registry type, named by the type's
+     * simple name, whose containers {@code find} looks up (and checks) by id and which {@code hold}
+     * keeps from starting them.
+     */
+    static <R> void addEach(
+            ListableBeanFactory beanFactory,
+            Class<R> type,
+            List<Registry> registries,
+            BiFunction<R, String, @Nullable SmartLifecycle> find,
+            BiConsumer<R, String> hold) {
+        String name = type.getSimpleName();
+        for (R registry : beanFactory.getBeansOfType(type, false, false).values()) {
+            registries.add(
+                    new Registry() {
+                        @Override
+                        public String name() {
+                            return name;
+                        }
+
+                        @Override
+                        public @Nullable SmartLifecycle find(String id) {
+                            return find.apply(registry, id);
+                        }
+
+                        @Override
+                        public void hold() {
+                            hold.accept(registry, name);
+                        }
+                    });
+        }
+    }
 
     /**
      * Returns what opens a listener container's broker connection ahead of its start: for a

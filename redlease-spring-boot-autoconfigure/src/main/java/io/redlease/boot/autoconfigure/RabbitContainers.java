@@ -67,36 +67,18 @@ final class RabbitContainers {
     }
 
     static void add(ListableBeanFactory beanFactory, List<Registry> registries) {
-        for (org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry registry :
-                beanFactory
-                        .getBeansOfType(
-                                org.springframework.amqp.rabbit.listener
-                                        .RabbitListenerEndpointRegistry.class,
-                                false,
-                                false)
-                        .values()) {
-            registries.add(
-                    new Registry() {
-                        @Override
-                        public String name() {
-                            return "RabbitListenerEndpointRegistry";
-                        }
-
-                        @Override
-                        public @Nullable SmartLifecycle find(String id) {
-                            SmartLifecycle container = container(registry, id);
-                            if (container != null) {
-                                check(id, container);
-                            }
-                            return container;
-                        }
-
-                        @Override
-                        public void hold() {
-                            ListenerContainers.requireGuarded(registry, name());
-                        }
-                    });
-        }
+        ListenerContainers.addEach(
+                beanFactory,
+                org.springframework.amqp.rabbit.listener.RabbitListenerEndpointRegistry.class,
+                registries,
+                (registry, id) -> {
+                    SmartLifecycle container = container(registry, id);
+                    if (container != null) {
+                        check(id, container);
+                    }
+                    return container;
+                },
+                ListenerContainers::requireGuarded);
     }
 
     /**
