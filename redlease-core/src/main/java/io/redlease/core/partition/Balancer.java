@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
@@ -109,6 +110,9 @@ final class Balancer {
      */
     private volatile boolean[] awaited = NONE;
 
+    /** 1 for each partition whose release was heard since the current look began its read. */
+    private final AtomicIntegerArray heardDuringRead;
+
     Balancer(
             Elector[] electors,
             RedisOperations<String, String> redis,
@@ -133,6 +137,7 @@ final class Balancer {
         this.stopping = newFutures(electors.length);
         this.freeSince = new long[electors.length];
         Arrays.fill(freeSince, NOT_FREE);
+        this.heardDuringRead = new AtomicIntegerArray(electors.length);
     }
 
     @SuppressWarnings("unchecked")
@@ -239,6 +244,9 @@ final class Balancer {
             dealtToOthers = null;
             return false;
         }
+        for (int partition = 0; partition < electors.length; partition++) {
+            heardDuringRead.set(partition, 0);
+        }
         @Nullable String[] holders = holders();
         long now = clock.getAsLong();
         boolean[] mine = dealt(members, holders);
@@ -301,6 +309,13 @@ final class Balancer {
                 campaign(partition);
                 kept++;
                 pending++;
+            }
+        }
+        // Released after the read began: heard before the awaiting was in place, so no take()
+        // follows.
+        for (int partition = 0; partition < awaiting.length; partition++) {
+            if (awaiting[partition] && heardDuringRead.get(partition) == 1) {
+                take(partition);
             }
         }
         return kept < wanted || pending > 0;
@@ -489,6 +504,16 @@ final class Balancer {
         // The holder's release, expected once: a later one is the new holder's.
         others[partition] = false;
         return false;
+    }
+
+    /**
+     * Notes that another instance's release of a partition was heard. A look that finds the
+     * partition still held in its read and awaits it campaigns for it at once when the release came
+     * after that read began: the read may have preceded the release, and its announcement has
+     * passed. Any thread.
+     */
+    void released(int partition) {
+        heardDuringRead.set(partition, 1);
     }
 
     /** Returns how many campaigns for a partition this instance has started. */

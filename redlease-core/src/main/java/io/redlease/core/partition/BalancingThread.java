@@ -160,6 +160,9 @@ final class BalancingThread {
      */
     private void heard(int index) {
         int partition = index < config.partitions() ? index : -1; // else a member joined or left
+        if (partition >= 0) {
+            balancer.released(partition);
+        }
         boolean take = partition >= 0 && balancer.awaits(partition);
         if (partition >= 0 && !take && !balancer.needsRound(partition)) {
             return;

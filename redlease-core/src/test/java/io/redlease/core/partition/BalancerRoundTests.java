@@ -9,11 +9,13 @@ import io.redlease.test.RedisServer;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
@@ -34,6 +36,9 @@ class BalancerRoundTests {
     private final AtomicLong clock = new AtomicLong();
 
     private StringRedisTemplate redis;
+
+    /** Run once right after the next read of the holders returns, before the look deals. */
+    private final AtomicReference<Runnable> afterRead = new AtomicReference<>();
 
     private String name;
 
@@ -67,7 +72,7 @@ class BalancerRoundTests {
         Membership membership =
                 new Membership(
                         redis, name, "b", Duration.ofSeconds(2), SETTLE, INTERVAL, clock::get);
-        balancer = new Balancer(electors, redis, membership, "b", INTERVAL, SETTLE, clock::get);
+        balancer = new Balancer(electors, reading(), membership, "b", INTERVAL, SETTLE, clock::get);
     }
 
     @AfterEach
@@ -77,6 +82,24 @@ class BalancerRoundTests {
             elector.close();
         }
         connections.close();
+    }
+
+    /** A template whose reads of the holders run {@link #afterRead} once they return. */
+    private StringRedisTemplate reading() {
+        StringRedisTemplate template =
+                new StringRedisTemplate(redis.getRequiredConnectionFactory()) {
+                    @Override
+                    public <T> T execute(RedisCallback<T> action) {
+                        T result = super.execute(action);
+                        Runnable after = afterRead.getAndSet(null);
+                        if (after != null) {
+                            after.run();
+                        }
+                        return result;
+                    }
+                };
+        template.afterPropertiesSet();
+        return template;
     }
 
     private String leaseKey(int partition) {
@@ -153,6 +176,41 @@ class BalancerRoundTests {
         assertThat(balancer.round())
                 .as("the take was progress: quick rounds for a window after it")
                 .isEqualTo(quick);
+    }
+
+    @Test
+    void aReleaseHeardWhileTheLookReadsTheHoldersIsTakenAtTheEndOfThatLook() {
+        long interval = INTERVAL.toNanos();
+        balancer.round();
+        clock.addAndGet(interval);
+        // a hands its highest partition over while b's look is reading the holders: the read saw
+        // it held, and b heard the release before it dealt.
+        afterRead.set(
+                () -> {
+                    redis.delete(leaseKey(3));
+                    balancer.released(3);
+                });
+        balancer.round();
+        assertThat(balancer.share()).isEqualTo(2);
+        assertThat(balancer.awaits(2)).as("still held: awaited").isTrue();
+        assertThat(electors[3].isRunning())
+                .as("released during the read: campaigned for at once, not at the next round")
+                .isTrue();
+        assertThat(balancer.awaits(3)).isFalse();
+        await().atMost(Duration.ofSeconds(10)).until(() -> electors[3].isLeader());
+    }
+
+    @Test
+    void aReleaseHeardBeforeTheReadIsNotTakenForOneStillHeld() {
+        long interval = INTERVAL.toNanos();
+        balancer.round();
+        clock.addAndGet(interval);
+        // A release of partition 3 heard before the look (by a holder since replaced): the read
+        // finds it held again, so b awaits its next release.
+        balancer.released(3);
+        balancer.round();
+        assertThat(balancer.awaits(3)).isTrue();
+        assertThat(electors[3].isRunning()).isFalse();
     }
 
     @Test
