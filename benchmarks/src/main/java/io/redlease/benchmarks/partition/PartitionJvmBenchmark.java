@@ -19,7 +19,9 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import org.springframework.core.task.SyncTaskExecutor;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.data.redis.core.RedisCallback;
 import org.springframework.data.redis.core.StringRedisTemplate;
 import org.springframework.data.redis.listener.PatternTopic;
 import org.springframework.data.redis.listener.RedisMessageListenerContainer;
@@ -29,8 +31,10 @@ import org.springframework.data.redis.listener.RedisMessageListenerContainer;
  * children, library defaults apart from the time to live), watched from Redis itself: the harness
  * reads every partition's {@code :leader} key (one {@code MGET}, every 5 ms) and calls the
  * partitions balanced when each is held by a live instance and the live instances' counts differ by
- * at most one. Moves are the terms won meanwhile: the sum of the partitions' {@code :fence}
- * counters' increase (every term won increments its partition's counter once).
+ * at most one, stamped with the last take before that poll (a partition's lease key set, heard from
+ * Redis's keyspace events on the harness's I/O thread, as are the release announcements below).
+ * Moves are the terms won meanwhile: the sum of the partitions' {@code :fence} counters' increase
+ * (every term won increments its partition's counter once).
  *
  * <p>Each trial, on a fresh election, with {@code --instances n} (4 by default): {@code n - 1}
  * instances start together (cold start); one more starts (join to {@code n}, timed from its {@code
@@ -81,6 +85,9 @@ public final class PartitionJvmBenchmark {
 
     /** Whose releases count (the leaver's during a leave), or null for anyone's. */
     private volatile String releaser;
+
+    /** When a lease key of the election was last set (a partition taken; nanos), or 0. */
+    private volatile long lastTaken;
 
     private final EventBoard board = new EventBoard();
 
@@ -287,6 +294,9 @@ public final class PartitionJvmBenchmark {
     private RedisMessageListenerContainer listen(String name) throws Exception {
         RedisMessageListenerContainer container = new RedisMessageListenerContainer();
         container.setConnectionFactory(factory);
+        // Stamped on the client's I/O thread as each message arrives: the default executor starts
+        // a thread per message, which on a loaded machine spread the stamps by 100 ms and more.
+        container.setTaskExecutor(new SyncTaskExecutor());
         container.afterPropertiesSet();
         container.addMessageListener(
                 (message, pattern) -> {
@@ -305,6 +315,23 @@ public final class PartitionJvmBenchmark {
                     }
                 },
                 new PatternTopic("{" + name + ":p[0-9]*}:released")); // partitions only
+        // A partition taken: its lease key set (renewals only extend it). The poll below sees the
+        // balance up to a few tens of ms late on a loaded machine; the last take before it says
+        // when it was reached.
+        template.execute(
+                (RedisCallback<Void>)
+                        connection -> {
+                            connection.serverCommands().setConfig("notify-keyspace-events", "K$");
+                            return null;
+                        });
+        container.addMessageListener(
+                (message, pattern) -> {
+                    long now = System.nanoTime();
+                    if ("set".equals(new String(message.getBody(), StandardCharsets.UTF_8))) {
+                        lastTaken = now;
+                    }
+                },
+                new PatternTopic("__keyspace@0__:{" + name + ":p[0-9]*}:leader"));
         container.start();
         return container;
     }
@@ -370,7 +397,8 @@ public final class PartitionJvmBenchmark {
     }
 
     /**
-     * Polls the leases every 5 ms until balanced over the live instances; returns the time, the
+     * Polls the leases every 5 ms until balanced over the live instances; returns the time (of the
+     * last partition taken before the poll that saw the balance, from Redis's keyspace events), the
      * time until the first lease changed hands or fell free, and the longest a lease stayed free
      * (the pick-up of a released or lapsed partition; 0 for partitions never seen free).
      */
@@ -398,7 +426,9 @@ public final class PartitionJvmBenchmark {
                 }
             }
             if (balanced(holders, live)) {
-                return new long[] {now - since, Math.max(firstChange, 0), longestFree};
+                long taken = lastTaken;
+                long at = taken > since && taken <= now ? taken : now;
+                return new long[] {at - since, Math.max(firstChange, 0), longestFree};
             }
             if (now > deadline) {
                 throw new TimeoutException(name + " not balanced over " + live + ": " + holders);
