@@ -158,9 +158,14 @@ final class ReleaseNotifications {
         }
     }
 
+    /**
+     * Returns whether every other registration that has been on a subscription is subscribed now:
+     * one that lost it says the connection may be gone. One never subscribed yet (registered
+     * alongside, as a newcomer's partitions are) says nothing about the connection.
+     */
     private boolean othersSubscribed(Registration registration) {
         for (Registration other : registered()) {
-            if (other != registration && !other.subscribed) {
+            if (other != registration && !other.subscribed && other.on != null) {
                 return false;
             }
         }

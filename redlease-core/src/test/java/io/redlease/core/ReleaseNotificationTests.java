@@ -13,10 +13,12 @@ import io.redlease.test.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Collectors;
 import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -317,6 +319,61 @@ class ReleaseNotificationTests {
         long subscribedConnections =
                 clients.lines().filter(line -> !line.contains(" sub=0 ")).count();
         assertThat(subscribedConnections).isEqualTo(1);
+    }
+
+    @Test
+    void registrationsMadeTogetherJoinTheSubscriptionInPlaceWithoutANewConnection() {
+        LettuceConnectionFactory factory =
+                (LettuceConnectionFactory) templates.on(server).getConnectionFactory();
+        ReleaseNotifications.Registration first = registration(factory, name + "-0");
+        first.subscribe();
+        await().until(() -> subscribers(LeaseProtocol.releaseChannel(name + "-0")) == 1);
+        Set<String> connection = subscriptionConnections();
+        assertThat(connection).hasSize(1);
+        // Registered together (a newcomer's partitions campaigned for at once): while the others
+        // have not subscribed yet, they say nothing about the connection in place.
+        List<ReleaseNotifications.Registration> burst = new ArrayList<>();
+        for (int i = 1; i <= 3; i++) {
+            burst.add(registration(factory, name + "-" + i));
+        }
+        burst.get(0).subscribe();
+        assertThat(subscriptionConnections()).as("the same connection").isEqualTo(connection);
+        burst.get(1).subscribe();
+        burst.get(2).subscribe();
+        for (int i = 0; i <= 3; i++) {
+            String channel = LeaseProtocol.releaseChannel(name + "-" + i);
+            await().until(() -> subscribers(channel) == 1);
+        }
+        assertThat(subscriptionConnections()).isEqualTo(connection);
+        burst.forEach(ReleaseNotifications.Registration::close);
+        first.close();
+    }
+
+    private static ReleaseNotifications.Registration registration(
+            LettuceConnectionFactory factory, String election) {
+        return ReleaseNotifications.register(
+                factory,
+                LeaseProtocol.releaseChannel(election),
+                "a",
+                new ReleaseNotifications.Registration.Listener() {
+                    @Override
+                    public void released() {}
+
+                    @Override
+                    public void subscribed() {}
+
+                    @Override
+                    public void interrupted(Throwable cause) {}
+                });
+    }
+
+    /** The ids of the server's connections subscribed to a channel. */
+    private Set<String> subscriptionConnections() {
+        String clients = (String) server.command("CLIENT", "LIST");
+        return clients.lines()
+                .filter(line -> !line.contains(" sub=0 "))
+                .map(line -> line.substring(0, line.indexOf(' ')))
+                .collect(Collectors.toSet());
     }
 
     @Test
