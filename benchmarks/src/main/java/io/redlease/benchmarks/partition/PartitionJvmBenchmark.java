@@ -170,8 +170,9 @@ public final class PartitionJvmBenchmark {
         md.append(
                         "\n| Event | samples | time p50 | time max | moves p50 | moves max | first"
                                 + " change p50 / max | longest free p50 / max | first release to"
-                                + " balanced p50 / max | first to last release p50 / max |\n")
-                .append("|---|---|---|---|---|---|---|---|---|---|\n");
+                                + " balanced p50 / max | first to last release p50 / max | the poll saw"
+                                + " it later by, p50 / max |\n")
+                .append("|---|---|---|---|---|---|---|---|---|---|---|\n");
         for (String event :
                 List.of(
                         "cold start, " + (instances - 1) + " together",
@@ -198,6 +199,7 @@ public final class PartitionJvmBenchmark {
                         .toArray();
         long[] releasing =
                 sample.stream().mapToLong(Result::releasing).filter(v -> v >= 0).sorted().toArray();
+        long[] pollLag = sample.stream().mapToLong(Result::pollLag).sorted().toArray();
         if (millis.length == 0) {
             return;
         }
@@ -205,7 +207,8 @@ public final class PartitionJvmBenchmark {
         int last = millis.length - 1;
         md.append(
                 String.format(
-                        "| %s | %d | %d ms | %d ms | %d | %d | %d / %d ms | %d / %d ms | %s | %s |%n",
+                        "| %s | %d | %d ms | %d ms | %d | %d | %d / %d ms | %d / %d ms | %s | %s | %s"
+                                + " |%n",
                         event,
                         millis.length,
                         millis[mid],
@@ -217,7 +220,8 @@ public final class PartitionJvmBenchmark {
                         pickUp[mid],
                         pickUp[last],
                         micros(fromRelease),
-                        micros(releasing)));
+                        micros(releasing),
+                        micros(pollLag)));
     }
 
     /** p50 / max of microsecond figures, in milliseconds with one decimal; "—" when none. */
@@ -392,15 +396,16 @@ public final class PartitionJvmBenchmark {
                                         : TimeUnit.NANOSECONDS.toMicros(balancedAt - firstRelease),
                                 firstRelease == 0
                                         ? -1
-                                        : TimeUnit.NANOSECONDS.toMicros(
-                                                lastRelease - firstRelease)));
+                                        : TimeUnit.NANOSECONDS.toMicros(lastRelease - firstRelease),
+                                TimeUnit.NANOSECONDS.toMicros(phases[3])));
     }
 
     /**
      * Polls the leases every 5 ms until balanced over the live instances; returns the time (of the
      * last partition taken before the poll that saw the balance, from Redis's keyspace events), the
-     * time until the first lease changed hands or fell free, and the longest a lease stayed free
-     * (the pick-up of a released or lapsed partition; 0 for partitions never seen free).
+     * time until the first lease changed hands or fell free, the longest a lease stayed free (the
+     * pick-up of a released or lapsed partition; 0 for partitions never seen free), and how much
+     * later the poll saw the balance.
      */
     private long[] awaitBalanced(String name, Set<String> live, long since) throws Exception {
         long deadline = since + WAIT.toNanos();
@@ -428,7 +433,7 @@ public final class PartitionJvmBenchmark {
             if (balanced(holders, live)) {
                 long taken = lastTaken;
                 long at = taken > since && taken <= now ? taken : now;
-                return new long[] {at - since, Math.max(firstChange, 0), longestFree};
+                return new long[] {at - since, Math.max(firstChange, 0), longestFree, now - at};
             }
             if (now > deadline) {
                 throw new TimeoutException(name + " not balanced over " + live + ": " + holders);
@@ -479,7 +484,8 @@ public final class PartitionJvmBenchmark {
             long firstChange,
             long pickUp,
             long fromFirstRelease,
-            long releasing) {
+            long releasing,
+            long pollLag) {
         @Override
         public String toString() {
             return millis
@@ -493,7 +499,9 @@ public final class PartitionJvmBenchmark {
                     + fromFirstRelease
                     + " µs, releasing "
                     + releasing
-                    + " µs)";
+                    + " µs, seen by the poll "
+                    + pollLag
+                    + " µs later)";
         }
     }
 }
