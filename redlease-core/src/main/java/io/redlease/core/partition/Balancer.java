@@ -250,6 +250,17 @@ final class Balancer {
         @Nullable String[] holders = holders();
         long now = clock.getAsLong();
         boolean[] mine = dealt(members, holders);
+        // The release of a partition dealt to another that was heard since the read began has
+        // passed (and was taken, when heard, for the one the last look expected): a later release
+        // comes from whoever took it since.
+        boolean[] others = dealtToOthers;
+        if (others != null) {
+            for (int partition = 0; partition < others.length; partition++) {
+                if (others[partition] && heardDuringRead.get(partition) == 1) {
+                    others[partition] = false;
+                }
+            }
+        }
         int kept = 0;
         int pending = 0;
         for (int partition : contending) {
@@ -278,6 +289,15 @@ final class Balancer {
             }
         }
         awaited = awaiting;
+        // An awaited partition whose release has been heard since the read began is as good as
+        // free: it is taken at the end of this look, and not given up below.
+        boolean[] releasing = new boolean[electors.length];
+        for (int partition = 0; partition < awaiting.length; partition++) {
+            if (awaiting[partition] && heardDuringRead.get(partition) == 1) {
+                releasing[partition] = true;
+                waiting--;
+            }
+        }
         // A free partition dealt to another member that has left it free for a whole balance
         // interval (its view of the members differs, or it does not balance) goes to whoever is
         // below its share, looking from evenly spaced starting points by rank; before a partition
@@ -298,7 +318,7 @@ final class Balancer {
                     && startable(partition)) {
                 if (kept >= wanted) {
                     int last = awaiting.length - 1;
-                    while (!awaiting[last]) {
+                    while (!awaiting[last] || releasing[last]) {
                         last--;
                     }
                     awaiting[last] = false;

@@ -214,6 +214,69 @@ class BalancerRoundTests {
     }
 
     @Test
+    void aReleaseHeardWhileTheLookReadsTheHoldersIsNotExpectedAgainOfAPartitionDealtToAnother() {
+        // Members a, b and c: a holds every partition, above its share of 2; its highest, 2 and 3,
+        // are dealt to b and c.
+        new Membership(redis, name, "c", Duration.ofMinutes(1), SETTLE, INTERVAL, clock::get)
+                .refresh();
+        long interval = INTERVAL.toNanos();
+        balancer.round();
+        clock.addAndGet(interval);
+        balancer.round();
+        assertThat(balancer.share()).isEqualTo(1);
+        assertThat(balancer.awaits(2)).isTrue();
+        // a hands 3 over while b's look reads the holders: b hears it as the release that look's
+        // predecessor expected (no round), and the read still saw a holding it.
+        AtomicReference<Boolean> roundForAs = new AtomicReference<>();
+        afterRead.set(
+                () -> {
+                    redis.delete(leaseKey(3));
+                    roundForAs.set(heard(3));
+                });
+        balancer.round();
+        assertThat(roundForAs.get()).as("a's release, expected: no round").isFalse();
+        // c takes 3, and releases it again.
+        redis.opsForValue().set(leaseKey(3), "c", Duration.ofMinutes(1));
+        redis.delete(leaseKey(3));
+        assertThat(heard(3)).as("c's release, which no look of b saw coming: a round").isTrue();
+    }
+
+    /** What the balancing thread does on hearing a release: whether it wakes a round. */
+    private boolean heard(int partition) {
+        balancer.released(partition);
+        return !balancer.awaits(partition) && balancer.needsRound(partition);
+    }
+
+    @Test
+    void aPartitionLeftFreeForAnIntervalReplacesAnAwaitedOneStillHeldNotOneReleasedDuringTheRead() {
+        // Members a and b: a holds 1 and does not take the free partition 0 it is dealt; x, no
+        // member, holds 2 and 3, which are dealt to b.
+        redis.delete(leaseKey(0));
+        redis.opsForValue().set(leaseKey(2), "x", Duration.ofMinutes(1));
+        redis.opsForValue().set(leaseKey(3), "x", Duration.ofMinutes(1));
+        long interval = INTERVAL.toNanos();
+        balancer.round();
+        clock.addAndGet(interval);
+        balancer.round();
+        assertThat(balancer.share()).isEqualTo(2);
+        assertThat(balancer.awaits(2) && balancer.awaits(3)).isTrue();
+        clock.addAndGet(interval);
+        // x releases 3 while b's look reads the holders; 0 has been free for an interval.
+        afterRead.set(
+                () -> {
+                    redis.delete(leaseKey(3));
+                    balancer.released(3);
+                });
+        balancer.round();
+        assertThat(electors[0].isRunning()).as("free for an interval: taken").isTrue();
+        assertThat(electors[3].isRunning())
+                .as("released during the read: taken at the end of the look, not given up")
+                .isTrue();
+        assertThat(balancer.awaits(2)).as("still held: given up for partition 0").isFalse();
+        assertThat(electors[2].isRunning()).isFalse();
+    }
+
+    @Test
     void aPartitionLeftFreeByTheMemberDealtItIsTakenAfterAnIntervalThoughASurplusIsAwaited() {
         // Members a, b and c: a holds nothing and does not take the free partition 0 it is dealt,
         // c holds 1 to 3, above its share, and does not hand its highest over.
