@@ -110,6 +110,9 @@ final class Balancer {
      */
     private volatile boolean[] awaited = NONE;
 
+    /** Whether the election is leaving; see {@link #leaving()}. */
+    private volatile boolean leaving;
+
     /** 1 for each partition whose release was heard since the current look began its read. */
     private final AtomicIntegerArray heardDuringRead;
 
@@ -342,6 +345,9 @@ final class Balancer {
     }
 
     private void campaign(int partition) {
+        if (leaving) {
+            return;
+        }
         electors[partition].start();
         campaigns.incrementAndGet();
         took = true;
@@ -456,6 +462,7 @@ final class Balancer {
         dealtToOthers = null;
         awaited = NONE;
         share = -1;
+        leaving = false;
         return stops;
     }
 
@@ -534,6 +541,14 @@ final class Balancer {
      */
     void released(int partition) {
         heardDuringRead.set(partition, 1);
+    }
+
+    /**
+     * Says the election is leaving: a look or a take still under way campaigns for nothing more, as
+     * the leave that follows would only release it again. {@link #stopAll} ends it. Any thread.
+     */
+    void leaving() {
+        leaving = true;
     }
 
     /** Returns how many campaigns for a partition this instance has started. */

@@ -282,6 +282,8 @@ final class BalancingThread {
         if (executor == null) {
             return;
         }
+        // A round under way campaigns for nothing more; the leave runs after it.
+        balancer.leaving();
         CompletableFuture<Void> unsubscribed =
                 closing == null ? CompletableFuture.completedFuture(null) : closing.close();
         Duration bound = config.drainTimeout().plus(config.ttl());

@@ -201,6 +201,25 @@ class BalancerRoundTests {
     }
 
     @Test
+    void aLookUnderWayWhenTheElectionLeavesCampaignsForNothing() {
+        long interval = INTERVAL.toNanos();
+        balancer.round();
+        clock.addAndGet(interval);
+        for (int partition = 0; partition < PARTITIONS; partition++) {
+            redis.delete(leaseKey(partition)); // a left: every partition free, and a release heard
+            balancer.released(partition);
+        }
+        // The election stops while the look reads the holders: the leave runs after it.
+        afterRead.set(balancer::leaving);
+        balancer.round();
+        for (Elector elector : electors) {
+            assertThat(elector.isRunning()).as(elector.name()).isFalse();
+        }
+        balancer.take(3);
+        assertThat(electors[3].isRunning()).as("nor does a release heard meanwhile").isFalse();
+    }
+
+    @Test
     void aReleaseHeardBeforeTheReadIsNotTakenForOneStillHeld() {
         long interval = INTERVAL.toNanos();
         balancer.round();
