@@ -12,6 +12,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.BiConsumer;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -65,6 +70,17 @@ final class ReleaseNotifications {
 
     /** The subscription in use; null until the first one succeeds. Guarded by {@link #changes}. */
     private volatile @Nullable Container container;
+
+    /** How long a channel added to the subscription in place may wait for its confirmation. */
+    static final long ADD_BOUND_MILLIS = 5000;
+
+    /**
+     * Adds channels to a subscription in place, for a subscribing thread that waits a bounded time
+     * (see {@link #add}); idle threads end.
+     */
+    private static final ExecutorService ADDING =
+            Executors.newCachedThreadPool(
+                    runnable -> ElectorRuntime.daemon(runnable, "redlease-subscription-add"));
 
     /** Whether adding a channel to {@link #container} failed: the next subscribe rebuilds it. */
     private boolean suspect;
@@ -144,7 +160,7 @@ final class ReleaseNotifications {
                     && !suspect
                     && othersSubscribed(registration)) {
                 try {
-                    current.addMessageListener(registration, registration.topics);
+                    add(current, registration);
                     registration.on = current;
                     registration.confirmed();
                     return;
@@ -155,6 +171,48 @@ final class ReleaseNotifications {
                 }
             }
             rebuild();
+        }
+    }
+
+    /**
+     * Adds a registration's channels to the subscription in place, waiting at most {@value
+     * #ADD_BOUND_MILLIS} ms for their confirmation. The container itself waits for it without a
+     * bound: a blocking client (Jedis) whose connection is lost with the SUBSCRIBE unanswered never
+     * confirms it, and the wait would hold the changes lock, so every later subscribe and restore,
+     * for ever. Past the bound the add goes on in the background (a late confirmation still
+     * confirms the registration) and the failure is thrown.
+     */
+    private static void add(Container current, Registration registration) {
+        CompletableFuture<Void> added = new CompletableFuture<>();
+        ADDING.execute(
+                () -> {
+                    try {
+                        current.addMessageListener(registration, registration.topics);
+                        added.complete(null);
+                    } catch (Throwable ex) {
+                        added.completeExceptionally(ex);
+                    }
+                });
+        try {
+            added.get(ADD_BOUND_MILLIS, TimeUnit.MILLISECONDS);
+        } catch (TimeoutException ex) {
+            throw new IllegalStateException(
+                    "redlease: the subscription did not confirm the channel within "
+                            + ADD_BOUND_MILLIS
+                            + " ms",
+                    ex);
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("redlease: interrupted while subscribing", ex);
+        } catch (ExecutionException ex) {
+            Throwable cause = ex.getCause();
+            if (cause instanceof RuntimeException runtime) {
+                throw runtime;
+            }
+            if (cause instanceof Error error) {
+                throw error;
+            }
+            throw new IllegalStateException(cause);
         }
     }
 

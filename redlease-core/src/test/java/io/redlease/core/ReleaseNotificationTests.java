@@ -10,12 +10,16 @@ import ch.qos.logback.core.read.ListAppender;
 import io.redlease.core.Observer.Operation;
 import io.redlease.test.RedisExtension;
 import io.redlease.test.RedisServer;
+import io.redlease.test.TcpProxy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Collectors;
@@ -26,6 +30,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.slf4j.LoggerFactory;
+import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
+import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
+import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
@@ -349,8 +357,83 @@ class ReleaseNotificationTests {
         first.close();
     }
 
+    @Test
+    void aJoinWhoseConfirmationNeverComesDoesNotHoldUpTheSubscriptionsRestore() throws Exception {
+        // A blocking client (Jedis) waits for the confirmation of channels added in place without
+        // a bound: here the connection is lost with the SUBSCRIBE unanswered, so none comes. The
+        // join must still end (failing), and the lost subscription be restored afterwards, with
+        // the burst's other registration.
+        try (TcpProxy proxy = TcpProxy.start(server)) {
+            JedisConnectionFactory factory =
+                    new JedisConnectionFactory(
+                            new RedisStandaloneConfiguration(proxy.host(), proxy.port()),
+                            JedisClientConfiguration.builder()
+                                    .connectTimeout(Duration.ofSeconds(2))
+                                    .readTimeout(Duration.ofSeconds(2))
+                                    .build());
+            factory.afterPropertiesSet();
+            factory.start();
+            List<ReleaseNotifications.Registration> all = new ArrayList<>();
+            ExecutorService joins = Executors.newSingleThreadExecutor();
+            try {
+                ReleaseNotifications.Registration first = registration(factory, name + "-0");
+                all.add(first);
+                first.subscribe();
+                await().until(() -> subscribers(LeaseProtocol.releaseChannel(name + "-0")) == 1);
+                // Registered together: one joins, the other has not subscribed yet.
+                ReleaseNotifications.Registration joining = registration(factory, name + "-1");
+                ReleaseNotifications.Registration waiting = registration(factory, name + "-2");
+                all.add(joining);
+                all.add(waiting);
+                proxy.blackhole();
+                Future<?> join = joins.submit(joining::subscribe);
+                await().until(() -> proxy.heldChunks() > 0);
+                proxy.cut();
+                proxy.pass();
+                await("the join ends").atMost(Duration.ofSeconds(30)).until(join::isDone);
+                await("the lost connection is told")
+                        .atMost(Duration.ofSeconds(30))
+                        .until(() -> !first.subscribed());
+                await("every channel subscribed again")
+                        .atMost(Duration.ofSeconds(30))
+                        .until(
+                                () -> {
+                                    for (ReleaseNotifications.Registration registration : all) {
+                                        try {
+                                            registration.subscribe();
+                                        } catch (RuntimeException retried) {
+                                            return false;
+                                        }
+                                    }
+                                    for (int i = 0; i <= 2; i++) {
+                                        if (subscribers(
+                                                        LeaseProtocol.releaseChannel(
+                                                                name + "-" + i))
+                                                != 1) {
+                                            return false;
+                                        }
+                                    }
+                                    return all.stream()
+                                            .allMatch(
+                                                    ReleaseNotifications.Registration::subscribed);
+                                });
+            } finally {
+                joins.shutdownNow();
+                Thread closing =
+                        new Thread(
+                                () -> {
+                                    all.forEach(ReleaseNotifications.Registration::close);
+                                    factory.destroy();
+                                });
+                closing.setDaemon(true);
+                closing.start();
+                closing.join(10_000);
+            }
+        }
+    }
+
     private static ReleaseNotifications.Registration registration(
-            LettuceConnectionFactory factory, String election) {
+            RedisConnectionFactory factory, String election) {
         return ReleaseNotifications.register(
                 factory,
                 LeaseProtocol.releaseChannel(election),
