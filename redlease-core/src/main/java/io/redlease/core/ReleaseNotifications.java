@@ -183,11 +183,14 @@ final class ReleaseNotifications {
      * confirms the registration) and the failure is thrown.
      */
     private static void add(Container current, Registration registration) {
+        Member member = new Member(registration, current);
+        // Set before the add: a late confirmation counts, and a close removes it.
+        registration.member = member;
         CompletableFuture<Void> added = new CompletableFuture<>();
         ADDING.execute(
                 () -> {
                     try {
-                        current.addMessageListener(registration, registration.topics);
+                        current.addMessageListener(member, registration.topics);
                         added.complete(null);
                     } catch (Throwable ex) {
                         added.completeExceptionally(ex);
@@ -237,11 +240,14 @@ final class ReleaseNotifications {
      */
     private void rebuild() {
         Set<Registration> all = registered();
+        Container fresh = new Container();
+        Map<Registration, Member> members = new LinkedHashMap<>();
         Map<MessageListener, Collection<? extends Topic>> listeners = new LinkedHashMap<>();
         for (Registration registration : all) {
-            listeners.put(registration, registration.topics);
+            Member member = new Member(registration, fresh);
+            members.put(registration, member);
+            listeners.put(member, registration.topics);
         }
-        Container fresh = new Container();
         try {
             // Subscribes every channel at once.
             fresh.setMessageListeners(listeners);
@@ -257,6 +263,7 @@ final class ReleaseNotifications {
         }
         for (Registration registration : all) {
             registration.on = fresh;
+            registration.member = members.get(registration);
             registration.confirmed();
         }
     }
@@ -284,8 +291,14 @@ final class ReleaseNotifications {
                 if (!stopped) {
                     destroy(current);
                 }
-            } else if (!stopped && registration.subscribed) {
-                current.removeMessageListener(registration, registration.topics);
+            } else {
+                Member member = registration.member;
+                if (!stopped
+                        && registration.subscribed
+                        && member != null
+                        && member.container == current) {
+                    current.removeMessageListener(member, registration.topics);
+                }
             }
         }
     }
@@ -355,6 +368,12 @@ final class ReleaseNotifications {
         /** The subscription the channel was last added to; guarded by the changes lock. */
         private @Nullable Container on;
 
+        /**
+         * What stands for the registration on the subscription its channels were last added to
+         * (whether or not that succeeded); guarded by the changes lock.
+         */
+        private @Nullable Member member;
+
         Registration(
                 ReleaseNotifications notifications,
                 List<String> channels,
@@ -421,6 +440,36 @@ final class ReleaseNotifications {
         public void onChannelSubscribed(byte[] subscribedChannel, long count) {
             if (channels.contains(ByteBuffer.wrap(subscribedChannel))) {
                 confirmed();
+            }
+        }
+    }
+
+    /**
+     * A registration on one subscription: releases heard on any are passed on, confirmations only
+     * from the subscription in use. A subscription that failed to be built can still confirm its
+     * channels late, and one being dropped can be restored by its client: neither says the
+     * registration is on the one in use (which {@link #rebuild} confirms itself).
+     */
+    private static final class Member implements MessageListener, SubscriptionListener {
+
+        private final Registration registration;
+
+        private final Container container;
+
+        Member(Registration registration, Container container) {
+            this.registration = registration;
+            this.container = container;
+        }
+
+        @Override
+        public void onMessage(Message message, byte @Nullable [] pattern) {
+            registration.onMessage(message, pattern);
+        }
+
+        @Override
+        public void onChannelSubscribed(byte[] channel, long count) {
+            if (registration.notifications.container == container) {
+                registration.onChannelSubscribed(channel, count);
             }
         }
     }

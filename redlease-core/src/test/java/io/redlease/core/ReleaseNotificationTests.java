@@ -1,6 +1,7 @@
 package io.redlease.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import ch.qos.logback.classic.Level;
@@ -364,15 +365,7 @@ class ReleaseNotificationTests {
         // join must still end (failing), and the lost subscription be restored afterwards, with
         // the burst's other registration.
         try (TcpProxy proxy = TcpProxy.start(server)) {
-            JedisConnectionFactory factory =
-                    new JedisConnectionFactory(
-                            new RedisStandaloneConfiguration(proxy.host(), proxy.port()),
-                            JedisClientConfiguration.builder()
-                                    .connectTimeout(Duration.ofSeconds(2))
-                                    .readTimeout(Duration.ofSeconds(2))
-                                    .build());
-            factory.afterPropertiesSet();
-            factory.start();
+            JedisConnectionFactory factory = jedis(proxy, Duration.ofSeconds(2));
             List<ReleaseNotifications.Registration> all = new ArrayList<>();
             ExecutorService joins = Executors.newSingleThreadExecutor();
             try {
@@ -430,6 +423,70 @@ class ReleaseNotificationTests {
                 closing.join(10_000);
             }
         }
+    }
+
+    @Test
+    void aSubscriptionThatFailedToBeBuiltDoesNotConfirmARegistrationLate() throws Exception {
+        // On a blocking client (Jedis) the container waits 2 s for a new subscription and fails,
+        // while the subscription itself goes on and is confirmed later, just before the failed
+        // one is closed. That confirmation must not make the registration look subscribed: it is
+        // not, and it would never try again (its follower polling without saying so).
+        try (TcpProxy proxy = TcpProxy.start(server)) {
+            JedisConnectionFactory factory = jedis(proxy, Duration.ofSeconds(10));
+            String channel = LeaseProtocol.releaseChannel(name);
+            ReleaseNotifications.Registration registration = registration(factory, name);
+            try {
+                registration.subscribe();
+                await().until(() -> subscribers(channel) == 1);
+                // A round trip takes 3 s from now on; the connection is lost.
+                proxy.delay(Duration.ofMillis(1500));
+                proxy.cut();
+                await().atMost(Duration.ofSeconds(30)).until(() -> !registration.subscribed());
+                assertThatThrownBy(registration::subscribe)
+                        .as("the new subscription is not in place within the container's wait");
+                // It takes effect on the server, is confirmed and closed, which the server sees
+                // once everything sent before is delivered.
+                await().atMost(Duration.ofSeconds(30)).until(() -> subscribers(channel) == 1);
+                await().atMost(Duration.ofSeconds(30)).until(() -> subscribers(channel) == 0);
+                await().atMost(Duration.ofSeconds(30)).until(() -> proxy.heldChunks() == 0);
+                proxy.pass();
+                await("subscribed again")
+                        .atMost(Duration.ofSeconds(30))
+                        .until(
+                                () -> {
+                                    try {
+                                        registration.subscribe();
+                                    } catch (RuntimeException retried) {
+                                        return false;
+                                    }
+                                    return registration.subscribed() && subscribers(channel) == 1;
+                                });
+            } finally {
+                Thread closing =
+                        new Thread(
+                                () -> {
+                                    registration.close();
+                                    factory.destroy();
+                                });
+                closing.setDaemon(true);
+                closing.start();
+                closing.join(10_000);
+            }
+        }
+    }
+
+    /** A Jedis factory (a blocking subscription) connecting through a proxy. */
+    private static JedisConnectionFactory jedis(TcpProxy proxy, Duration timeout) {
+        JedisConnectionFactory factory =
+                new JedisConnectionFactory(
+                        new RedisStandaloneConfiguration(proxy.host(), proxy.port()),
+                        JedisClientConfiguration.builder()
+                                .connectTimeout(timeout)
+                                .readTimeout(timeout)
+                                .build());
+        factory.afterPropertiesSet();
+        factory.start();
+        return factory;
     }
 
     private static ReleaseNotifications.Registration registration(
