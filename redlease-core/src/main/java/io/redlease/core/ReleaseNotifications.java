@@ -12,6 +12,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.BiConsumer;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -65,6 +70,17 @@ final class ReleaseNotifications {
 
     /** The subscription in use; null until the first one succeeds. Guarded by {@link #changes}. */
     private volatile @Nullable Container container;
+
+    /** How long a channel added to the subscription in place may wait for its confirmation. */
+    static final long ADD_BOUND_MILLIS = 5000;
+
+    /**
+     * Adds channels to a subscription in place, for a subscribing thread that waits a bounded time
+     * (see {@link #add}); idle threads end.
+     */
+    private static final ExecutorService ADDING =
+            Executors.newCachedThreadPool(
+                    runnable -> ElectorRuntime.daemon(runnable, "redlease-subscription-add"));
 
     /** Whether adding a channel to {@link #container} failed: the next subscribe rebuilds it. */
     private boolean suspect;
@@ -144,7 +160,7 @@ final class ReleaseNotifications {
                     && !suspect
                     && othersSubscribed(registration)) {
                 try {
-                    current.addMessageListener(registration, registration.topics);
+                    add(current, registration);
                     registration.on = current;
                     registration.confirmed();
                     return;
@@ -155,6 +171,51 @@ final class ReleaseNotifications {
                 }
             }
             rebuild();
+        }
+    }
+
+    /**
+     * Adds a registration's channels to the subscription in place, waiting at most {@value
+     * #ADD_BOUND_MILLIS} ms for their confirmation. The container itself waits for it without a
+     * bound: a blocking client (Jedis) whose connection is lost with the SUBSCRIBE unanswered never
+     * confirms it, and the wait would hold the changes lock, so every later subscribe and restore,
+     * for ever. Past the bound the add goes on in the background (a late confirmation still
+     * confirms the registration) and the failure is thrown.
+     */
+    private static void add(Container current, Registration registration) {
+        Member member = new Member(registration, current);
+        // Set before the add: a late confirmation counts, and a close removes it.
+        registration.member = member;
+        CompletableFuture<Void> added = new CompletableFuture<>();
+        ADDING.execute(
+                () -> {
+                    try {
+                        current.addMessageListener(member, registration.topics);
+                        added.complete(null);
+                    } catch (Throwable ex) {
+                        added.completeExceptionally(ex);
+                    }
+                });
+        try {
+            added.get(ADD_BOUND_MILLIS, TimeUnit.MILLISECONDS);
+        } catch (TimeoutException ex) {
+            throw new IllegalStateException(
+                    "redlease: the subscription did not confirm the channel within "
+                            + ADD_BOUND_MILLIS
+                            + " ms",
+                    ex);
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("redlease: interrupted while subscribing", ex);
+        } catch (ExecutionException ex) {
+            Throwable cause = ex.getCause();
+            if (cause instanceof RuntimeException runtime) {
+                throw runtime;
+            }
+            if (cause instanceof Error error) {
+                throw error;
+            }
+            throw new IllegalStateException(cause);
         }
     }
 
@@ -179,11 +240,14 @@ final class ReleaseNotifications {
      */
     private void rebuild() {
         Set<Registration> all = registered();
+        Container fresh = new Container();
+        Map<Registration, Member> members = new LinkedHashMap<>();
         Map<MessageListener, Collection<? extends Topic>> listeners = new LinkedHashMap<>();
         for (Registration registration : all) {
-            listeners.put(registration, registration.topics);
+            Member member = new Member(registration, fresh);
+            members.put(registration, member);
+            listeners.put(member, registration.topics);
         }
-        Container fresh = new Container();
         try {
             // Subscribes every channel at once.
             fresh.setMessageListeners(listeners);
@@ -199,6 +263,7 @@ final class ReleaseNotifications {
         }
         for (Registration registration : all) {
             registration.on = fresh;
+            registration.member = members.get(registration);
             registration.confirmed();
         }
     }
@@ -226,8 +291,14 @@ final class ReleaseNotifications {
                 if (!stopped) {
                     destroy(current);
                 }
-            } else if (!stopped && registration.subscribed) {
-                current.removeMessageListener(registration, registration.topics);
+            } else {
+                Member member = registration.member;
+                if (!stopped
+                        && registration.subscribed
+                        && member != null
+                        && member.container == current) {
+                    current.removeMessageListener(member, registration.topics);
+                }
             }
         }
     }
@@ -297,6 +368,12 @@ final class ReleaseNotifications {
         /** The subscription the channel was last added to; guarded by the changes lock. */
         private @Nullable Container on;
 
+        /**
+         * What stands for the registration on the subscription its channels were last added to
+         * (whether or not that succeeded); guarded by the changes lock.
+         */
+        private @Nullable Member member;
+
         Registration(
                 ReleaseNotifications notifications,
                 List<String> channels,
@@ -363,6 +440,36 @@ final class ReleaseNotifications {
         public void onChannelSubscribed(byte[] subscribedChannel, long count) {
             if (channels.contains(ByteBuffer.wrap(subscribedChannel))) {
                 confirmed();
+            }
+        }
+    }
+
+    /**
+     * A registration on one subscription: releases heard on any are passed on, confirmations only
+     * from the subscription in use. A subscription that failed to be built can still confirm its
+     * channels late, and one being dropped can be restored by its client: neither says the
+     * registration is on the one in use (which {@link #rebuild} confirms itself).
+     */
+    private static final class Member implements MessageListener, SubscriptionListener {
+
+        private final Registration registration;
+
+        private final Container container;
+
+        Member(Registration registration, Container container) {
+            this.registration = registration;
+            this.container = container;
+        }
+
+        @Override
+        public void onMessage(Message message, byte @Nullable [] pattern) {
+            registration.onMessage(message, pattern);
+        }
+
+        @Override
+        public void onChannelSubscribed(byte[] channel, long count) {
+            if (registration.notifications.container == container) {
+                registration.onChannelSubscribed(channel, count);
             }
         }
     }
