@@ -1,7 +1,6 @@
 package io.redlease.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import ch.qos.logback.classic.Level;
@@ -11,16 +10,12 @@ import ch.qos.logback.core.read.ListAppender;
 import io.redlease.core.Observer.Operation;
 import io.redlease.test.RedisExtension;
 import io.redlease.test.RedisServer;
-import io.redlease.test.TcpProxy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Collectors;
@@ -32,9 +27,6 @@ import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.slf4j.LoggerFactory;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
-import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
-import org.springframework.data.redis.connection.jedis.JedisClientConfiguration;
-import org.springframework.data.redis.connection.jedis.JedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.data.redis.core.StringRedisTemplate;
 
@@ -358,138 +350,7 @@ class ReleaseNotificationTests {
         first.close();
     }
 
-    @Test
-    void aJoinWhoseConfirmationNeverComesDoesNotHoldUpTheSubscriptionsRestore() throws Exception {
-        // A blocking client (Jedis) waits for the confirmation of channels added in place without
-        // a bound: here the connection is lost with the SUBSCRIBE unanswered, so none comes. The
-        // join must still end (failing), and the lost subscription be restored afterwards, with
-        // the burst's other registration.
-        try (TcpProxy proxy = TcpProxy.start(server)) {
-            JedisConnectionFactory factory = jedis(proxy, Duration.ofSeconds(2));
-            List<ReleaseNotifications.Registration> all = new ArrayList<>();
-            ExecutorService joins = Executors.newSingleThreadExecutor();
-            try {
-                ReleaseNotifications.Registration first = registration(factory, name + "-0");
-                all.add(first);
-                first.subscribe();
-                await().until(() -> subscribers(LeaseProtocol.releaseChannel(name + "-0")) == 1);
-                // Registered together: one joins, the other has not subscribed yet.
-                ReleaseNotifications.Registration joining = registration(factory, name + "-1");
-                ReleaseNotifications.Registration waiting = registration(factory, name + "-2");
-                all.add(joining);
-                all.add(waiting);
-                proxy.blackhole();
-                Future<?> join = joins.submit(joining::subscribe);
-                await().until(() -> proxy.heldChunks() > 0);
-                proxy.cut();
-                proxy.pass();
-                await("the join ends").atMost(Duration.ofSeconds(30)).until(join::isDone);
-                await("the lost connection is told")
-                        .atMost(Duration.ofSeconds(30))
-                        .until(() -> !first.subscribed());
-                await("every channel subscribed again")
-                        .atMost(Duration.ofSeconds(30))
-                        .until(
-                                () -> {
-                                    for (ReleaseNotifications.Registration registration : all) {
-                                        try {
-                                            registration.subscribe();
-                                        } catch (RuntimeException retried) {
-                                            return false;
-                                        }
-                                    }
-                                    for (int i = 0; i <= 2; i++) {
-                                        if (subscribers(
-                                                        LeaseProtocol.releaseChannel(
-                                                                name + "-" + i))
-                                                != 1) {
-                                            return false;
-                                        }
-                                    }
-                                    return all.stream()
-                                            .allMatch(
-                                                    ReleaseNotifications.Registration::subscribed);
-                                });
-            } finally {
-                joins.shutdownNow();
-                Thread closing =
-                        new Thread(
-                                () -> {
-                                    all.forEach(ReleaseNotifications.Registration::close);
-                                    factory.destroy();
-                                });
-                closing.setDaemon(true);
-                closing.start();
-                closing.join(10_000);
-            }
-        }
-    }
-
-    @Test
-    void aSubscriptionThatFailedToBeBuiltDoesNotConfirmARegistrationLate() throws Exception {
-        // On a blocking client (Jedis) the container waits 2 s for a new subscription and fails,
-        // while the subscription itself goes on and is confirmed later, just before the failed
-        // one is closed. That confirmation must not make the registration look subscribed: it is
-        // not, and it would never try again (its follower polling without saying so).
-        try (TcpProxy proxy = TcpProxy.start(server)) {
-            JedisConnectionFactory factory = jedis(proxy, Duration.ofSeconds(10));
-            String channel = LeaseProtocol.releaseChannel(name);
-            ReleaseNotifications.Registration registration = registration(factory, name);
-            try {
-                registration.subscribe();
-                await().until(() -> subscribers(channel) == 1);
-                // A round trip takes 3 s from now on; the connection is lost.
-                proxy.delay(Duration.ofMillis(1500));
-                proxy.cut();
-                await().atMost(Duration.ofSeconds(30)).until(() -> !registration.subscribed());
-                assertThatThrownBy(registration::subscribe)
-                        .as("the new subscription is not in place within the container's wait");
-                // It takes effect on the server, is confirmed and closed, which the server sees
-                // once everything sent before is delivered.
-                await().atMost(Duration.ofSeconds(30)).until(() -> subscribers(channel) == 1);
-                await().atMost(Duration.ofSeconds(30)).until(() -> subscribers(channel) == 0);
-                await().atMost(Duration.ofSeconds(30)).until(() -> proxy.heldChunks() == 0);
-                proxy.pass();
-                await("subscribed again")
-                        .atMost(Duration.ofSeconds(30))
-                        .until(
-                                () -> {
-                                    try {
-                                        registration.subscribe();
-                                    } catch (RuntimeException retried) {
-                                        return false;
-                                    }
-                                    return registration.subscribed() && subscribers(channel) == 1;
-                                });
-            } finally {
-                Thread closing =
-                        new Thread(
-                                () -> {
-                                    registration.close();
-                                    factory.destroy();
-                                });
-                closing.setDaemon(true);
-                closing.start();
-                closing.join(10_000);
-            }
-        }
-    }
-
-    /** A Jedis factory (a blocking subscription) connecting through a proxy. */
-    private static JedisConnectionFactory jedis(TcpProxy proxy, Duration timeout) {
-        JedisConnectionFactory factory =
-                new JedisConnectionFactory(
-                        new RedisStandaloneConfiguration(proxy.host(), proxy.port()),
-                        JedisClientConfiguration.builder()
-                                .connectTimeout(timeout)
-                                .readTimeout(timeout)
-                                .build());
-        factory.afterPropertiesSet();
-        factory.start();
-        return factory;
-    }
-
-    private static ReleaseNotifications.Registration registration(
+    static ReleaseNotifications.Registration registration(
             RedisConnectionFactory factory, String election) {
         return ReleaseNotifications.register(
                 factory,
