@@ -390,21 +390,7 @@ class ReleaseNotificationTests {
         LettuceConnectionFactory factory =
                 (LettuceConnectionFactory) templates.on(server).getConnectionFactory();
         String channel = LeaseProtocol.releaseChannel(name);
-        ReleaseNotifications.Registration subscription =
-                ReleaseNotifications.register(
-                        factory,
-                        channel,
-                        "a",
-                        new ReleaseNotifications.Registration.Listener() {
-                            @Override
-                            public void released() {}
-
-                            @Override
-                            public void subscribed() {}
-
-                            @Override
-                            public void interrupted(Throwable cause) {}
-                        });
+        ReleaseNotifications.Registration subscription = registration(factory, name);
         subscription.subscribe();
         await().until(() -> subscribers(channel) == 1);
         factory.destroy();

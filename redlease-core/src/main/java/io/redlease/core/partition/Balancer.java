@@ -335,9 +335,9 @@ final class Balancer {
             }
         }
         // Released after the read began: heard before the awaiting was in place, so no take()
-        // follows.
-        for (int partition = 0; partition < awaiting.length; partition++) {
-            if (awaiting[partition] && heardDuringRead.get(partition) == 1) {
+        // follows (one heard since then has its take() queued).
+        for (int partition = 0; partition < releasing.length; partition++) {
+            if (releasing[partition]) {
                 take(partition);
             }
         }

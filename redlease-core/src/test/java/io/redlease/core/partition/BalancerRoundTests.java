@@ -102,6 +102,15 @@ class BalancerRoundTests {
         return template;
     }
 
+    /** a releases a partition, and b hears it, while b's next look reads the holders. */
+    private void releasedDuringTheRead(int partition) {
+        afterRead.set(
+                () -> {
+                    redis.delete(leaseKey(partition));
+                    balancer.released(partition);
+                });
+    }
+
     private String leaseKey(int partition) {
         return PartitionedElection.electionName(name, partition) + ":leader";
     }
@@ -185,11 +194,7 @@ class BalancerRoundTests {
         clock.addAndGet(interval);
         // a hands its highest partition over while b's look is reading the holders: the read saw
         // it held, and b heard the release before it dealt.
-        afterRead.set(
-                () -> {
-                    redis.delete(leaseKey(3));
-                    balancer.released(3);
-                });
+        releasedDuringTheRead(3);
         balancer.round();
         assertThat(balancer.share()).isEqualTo(2);
         assertThat(balancer.awaits(2)).as("still held: awaited").isTrue();
@@ -281,11 +286,7 @@ class BalancerRoundTests {
         assertThat(balancer.awaits(2) && balancer.awaits(3)).isTrue();
         clock.addAndGet(interval);
         // x releases 3 while b's look reads the holders; 0 has been free for an interval.
-        afterRead.set(
-                () -> {
-                    redis.delete(leaseKey(3));
-                    balancer.released(3);
-                });
+        releasedDuringTheRead(3);
         balancer.round();
         assertThat(electors[0].isRunning()).as("free for an interval: taken").isTrue();
         assertThat(electors[3].isRunning())
