@@ -32,6 +32,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeoutException;
 import java.util.stream.Collectors;
+import org.jspecify.annotations.Nullable;
 import org.springframework.data.redis.connection.RedisConnection;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
@@ -55,8 +56,10 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * <p>Usage: {@code FailoverBenchmark [--trials 30] [--warmup 3] [--scenarios graceful,crash]
  * [--contestants redlease,redlease-go,si,si-5s,redisson,redisson-5s] [--parallel 10] [--out
  * benchmarks/target/failover] [--chart docs/benchmarks-failover.svg] [--seed 1] [--hand-off-span
- * MILLIS]}; the span replaces each contestant's poll period as the random part of the wait before a
- * graceful stop.
+ * MILLIS] [--trace-redis false]}; the span replaces each contestant's poll period as the random
+ * part of the wait before a graceful stop. {@code --trace-redis true} watches Redis with {@code
+ * MONITOR} and splits each graceful hand-off where Redis ran the release and the winning acquire
+ * ({@link RedisTrace}).
  */
 public final class FailoverBenchmark {
 
@@ -78,6 +81,11 @@ public final class FailoverBenchmark {
 
     private final List<Trial> trials = Collections.synchronizedList(new ArrayList<>());
 
+    /** Graceful hand-offs split in Redis's clock, per contestant, with {@code --trace-redis}. */
+    private final Map<Contestant, List<RedisTrace.Split>> splits = new ConcurrentHashMap<>();
+
+    private @Nullable RedisTrace redisTrace;
+
     private FailoverBenchmark(Options options, RedisServer redis) {
         this.options = options;
         this.redis = redis;
@@ -98,7 +106,16 @@ public final class FailoverBenchmark {
         Summary rtt = roundTrip(redis.port());
         log("round trip (Lettuce PING, loopback): p50 %s, p99 %s", rtt.p50(), rtt.p99());
         if (options.scenarios.contains(Scenario.GRACEFUL)) {
-            runGraceful();
+            if (options.traceRedis) {
+                redisTrace = RedisTrace.start(BenchRedis.HOST, redis.port());
+            }
+            try {
+                runGraceful();
+            } finally {
+                if (redisTrace != null) {
+                    redisTrace.close();
+                }
+            }
         }
         if (options.scenarios.contains(Scenario.CRASH)) {
             runCrash();
@@ -162,6 +179,16 @@ public final class FailoverBenchmark {
             Event stepping = board.await(leader, "STEPPING_DOWN", name, timeout);
             Event elected = board.await(follower, "ELECTED", name, timeout);
             Event stopped = board.await(leader, "STOPPED", name, timeout);
+            RedisTrace trace = redisTrace;
+            if (trace != null && index >= 0) {
+                RedisTrace.Split split = trace.split(name, stepping.nanos(), elected.nanos());
+                if (split != null) {
+                    splits.computeIfAbsent(
+                                    contestant,
+                                    c -> Collections.synchronizedList(new ArrayList<>()))
+                            .add(split);
+                }
+            }
             return new Trial(
                     Scenario.GRACEFUL,
                     contestant,
@@ -427,6 +454,9 @@ public final class FailoverBenchmark {
                                 Summary.millis(stop.p50())));
             }
             md.append('\n');
+            if (options.traceRedis) {
+                appendSplits(md);
+            }
         }
         if (values.containsKey(Scenario.CRASH)) {
             md.append("#### ").append(Scenario.CRASH.title()).append("\n\n");
@@ -546,6 +576,34 @@ public final class FailoverBenchmark {
         return value >= 100 ? String.format("%,.0f×", value) : String.format("%.2f×", value);
     }
 
+    /** The graceful hand-offs split where Redis ran the release and the winning acquire. */
+    private void appendSplits(StringBuilder md) {
+        md.append("#### Graceful hand-off in Redis's clock (MONITOR attached)\n\n");
+        md.append(
+                "| Contestant | split / trials | stop → release run in Redis p50 / p95 | release →"
+                        + " successor's acquire run p50 / p95 | acquire → elected p50 / p95 |\n");
+        md.append("|---|---|---|---|---|\n");
+        for (Contestant c : options.contestants) {
+            List<RedisTrace.Split> list = splits.getOrDefault(c, List.of());
+            Summary toRelease = Summary.of(list.stream().map(RedisTrace.Split::toRelease).toList());
+            Summary toAcquire = Summary.of(list.stream().map(RedisTrace.Split::toAcquire).toList());
+            Summary toElected = Summary.of(list.stream().map(RedisTrace.Split::toElected).toList());
+            md.append(
+                    String.format(
+                            "| %s | %d / %d | %s / %s | %s / %s | %s / %s |%n",
+                            c.label(),
+                            list.size(),
+                            options.trials,
+                            Summary.millis(toRelease.p50()),
+                            Summary.millis(toRelease.p95()),
+                            Summary.millis(toAcquire.p50()),
+                            Summary.millis(toAcquire.p95()),
+                            Summary.millis(toElected.p50()),
+                            Summary.millis(toElected.p95())));
+        }
+        md.append('\n');
+    }
+
     /** Command-line options. */
     private record Options(
             int trials,
@@ -556,7 +614,8 @@ public final class FailoverBenchmark {
             Path out,
             Path chart,
             long seed,
-            Duration handOffSpan) {
+            Duration handOffSpan,
+            boolean traceRedis) {
 
         static Options parse(String[] args) {
             int trials = 30;
@@ -568,6 +627,7 @@ public final class FailoverBenchmark {
             Path chart = Path.of("docs/benchmarks-failover.svg");
             long seed = 1;
             Duration handOffSpan = null;
+            boolean traceRedis = false;
             for (int i = 0; i < args.length; i += 2) {
                 String value = args[i + 1];
                 switch (args[i]) {
@@ -587,6 +647,7 @@ public final class FailoverBenchmark {
                     case "--seed" -> seed = Long.parseLong(value);
                     case "--hand-off-span" ->
                             handOffSpan = Duration.ofMillis(Long.parseLong(value));
+                    case "--trace-redis" -> traceRedis = Boolean.parseBoolean(value);
                     default -> throw new IllegalArgumentException("unknown option " + args[i]);
                 }
             }
@@ -599,7 +660,8 @@ public final class FailoverBenchmark {
                     out,
                     chart,
                     seed,
-                    handOffSpan);
+                    handOffSpan,
+                    traceRedis);
         }
     }
 }
