@@ -34,6 +34,16 @@ final class Campaign {
 
     static final Log logger = LogFactory.getLog("io.redlease.election");
 
+    /**
+     * How long a run whose stop released its lease keeps its release subscription after the
+     * release. Unsubscribing (and, for the last election on a connection factory, closing the
+     * subscription's connection) runs code and round trips of its own: done alongside the release,
+     * it competed for the CPU with the release itself and, on a shared host, with the successor
+     * taking over (1.4 ms at p50 on a 2-core machine, docs/benchmarks.md). The stop returns this
+     * much later.
+     */
+    static final long HAND_OFF_SETTLE_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+
     private enum Phase {
         SLEEPING,
         CONNECTING,
@@ -103,6 +113,12 @@ final class Campaign {
     private volatile Phase phase = Phase.SLEEPING;
 
     private @Nullable ScheduledFuture<?> timer;
+
+    /**
+     * Whether the stop ended this run's term: its release subscription is closed {@link
+     * #HAND_OFF_SETTLE_NANOS} after the release, not alongside it; see {@link #finish}.
+     */
+    private boolean handingOff;
 
     /** A release was announced while this follower was not sleeping: retry at once if it lost. */
     private boolean wakeRequested;
@@ -329,15 +345,19 @@ final class Campaign {
     void onStopRequested() {
         switch (phase) {
             case SLEEPING, CONNECTING -> finish();
-            case LEADING -> leadership.endTerm(StepDownReason.SHUTDOWN);
+            case LEADING -> {
+                handingOff = true;
+                leadership.endTerm(StepDownReason.SHUTDOWN);
+            }
             default -> {
                 // An acquire in flight is awaited (it is bounded) so a win can be released;
                 // a step-down in progress finishes the run when it is done.
             }
         }
-        // A stopping run contends no more: it unsubscribes now, alongside the release (sent
-        // first, when nothing holds it up), rather than after it.
-        subscription.close();
+        if (!handingOff) {
+            // A stopping run contends no more: it unsubscribes now.
+            subscription.close();
+        }
     }
 
     /** Ends the given term if it is still this run's current one. */
@@ -563,10 +583,20 @@ final class Campaign {
         firstOutcome.complete(false);
         cancelTimer();
         roundTrips.forget();
-        CompletableFuture<Void> unsubscribed = subscription.close();
+        CompletableFuture<Void> unsubscribed =
+                handingOff ? closeAfterHandOff() : subscription.close();
         elector.recordRoundTrip(null);
         elector.runEnded(this);
         stopping.finished(unsubscribed);
+    }
+
+    /** Closes the release subscription once the successor has had time to take over. */
+    private CompletableFuture<Void> closeAfterHandOff() {
+        CompletableFuture<Void> closed = new CompletableFuture<>();
+        schedule(
+                () -> subscription.close().whenComplete((ignored, error) -> closed.complete(null)),
+                HAND_OFF_SETTLE_NANOS);
+        return closed;
     }
 
     void cancelTimer() {
