@@ -347,6 +347,7 @@ final class Campaign {
             case SLEEPING, CONNECTING -> finish();
             case LEADING -> {
                 handingOff = true;
+                subscription.quiesce();
                 leadership.endTerm(StepDownReason.SHUTDOWN);
             }
             default -> {
@@ -587,14 +588,23 @@ final class Campaign {
                 handingOff ? closeAfterHandOff() : subscription.close();
         elector.recordRoundTrip(null);
         elector.runEnded(this);
-        stopping.finished(unsubscribed);
+        stopping.finished(unsubscribed, handingOff ? HAND_OFF_SETTLE_NANOS : 0);
     }
 
     /** Closes the release subscription once the successor has had time to take over. */
     private CompletableFuture<Void> closeAfterHandOff() {
         CompletableFuture<Void> closed = new CompletableFuture<>();
         schedule(
-                () -> subscription.close().whenComplete((ignored, error) -> closed.complete(null)),
+                () -> {
+                    try {
+                        subscription
+                                .close()
+                                .whenComplete((ignored, error) -> closed.complete(null));
+                    } catch (RuntimeException ex) {
+                        closed.complete(null);
+                        throw ex;
+                    }
+                },
                 HAND_OFF_SETTLE_NANOS);
         return closed;
     }

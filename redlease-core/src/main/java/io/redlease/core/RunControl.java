@@ -31,6 +31,9 @@ final class RunControl {
 
     private volatile @Nullable Term current;
 
+    /** The stop of the last run that finished; completed once nothing of it is left. */
+    private volatile CompletableFuture<Void> ending = CompletableFuture.completedFuture(null);
+
     /** The last term the run led, kept after it ended: its fencers stay bound by its deadline. */
     private volatile @Nullable Term last;
 
@@ -70,7 +73,8 @@ final class RunControl {
     void run(@Nullable LeaderTask task) {
         Campaign run = begin(task);
         if (Thread.currentThread().isInterrupted()) {
-            runEnded(run);
+            // Never started: there is no stop to wait for.
+            campaign.compareAndSet(run, null);
             return;
         }
         run.start();
@@ -122,7 +126,9 @@ final class RunControl {
         }
         Campaign run = campaign.get();
         if (run == null) {
-            return CompletableFuture.completedFuture(null);
+            // The last run may have finished while its stop still closes its subscription: a stop
+            // now waits for that too (an application may destroy its Redis client next).
+            return ending;
         }
         if (!run.stopRequested()) {
             run.requestStop(drainTimeout.toNanos());
@@ -203,9 +209,11 @@ final class RunControl {
         }
     }
 
+    /** Called by a run as it finishes, before its stop has completed; see {@link #stopAsync}. */
     void runEnded(Campaign run) {
         if (campaign.compareAndSet(run, null)) {
             sighting = LeaseSighting.NONE;
+            ending = run.done();
         }
     }
 

@@ -106,30 +106,32 @@ final class Stopping {
      * Completes {@link #done()} once the observers have heard the run's last callback and the run's
      * subscription is closed, or at the stop deadline (with a short grace) if a callback holds the
      * lane. Waiting for the subscription keeps its connection's close ahead of whatever the
-     * application shuts down after its electors (its Redis client); it gets one renew interval, as
-     * the release does, so a Redis that does not answer never holds the stop longer.
+     * application shuts down after its electors (its Redis client); it gets one renew interval from
+     * the start of the close (which a run that handed off its lease puts off by {@code
+     * closeDelayNanos}), as the release does, so a Redis that does not answer never holds the stop
+     * longer.
      */
-    void finished(CompletableFuture<Void> unsubscribed) {
+    void finished(CompletableFuture<Void> unsubscribed, long closeDelayNanos) {
         CompletableFuture<Void> heard = new CompletableFuture<>();
         lane.submit("stopped", () -> heard.complete(null));
         long grace = Math.max(deadline - System.nanoTime(), TimeUnit.MILLISECONDS.toNanos(100));
         CompletableFuture<Void> closed = unsubscribed.copy();
         campaign.loop.schedule(
                 () -> closed.complete(null),
-                Math.min(campaign.renewInterval, grace),
+                closeDelayNanos + Math.min(campaign.renewInterval, grace),
                 TimeUnit.NANOSECONDS);
         CompletableFuture.allOf(heard, closed)
                 .whenComplete((ignored, error) -> done.complete(null));
         campaign.loop.schedule(
                 () -> {
-                    if (done.complete(null)) {
+                    if (done.complete(null) && !heard.isDone()) {
                         Campaign.logger.warn(
                                 "redlease: '"
                                         + campaign.elector.name()
                                         + "' stopped while an observer callback still runs");
                     }
                 },
-                grace,
+                closeDelayNanos + grace,
                 TimeUnit.NANOSECONDS);
     }
 }

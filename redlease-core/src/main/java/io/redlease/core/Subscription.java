@@ -31,7 +31,7 @@ final class Subscription implements Registration.Listener {
      * idle: a subscription change that waits for Redis (a refused UNSUBSCRIBE waits for its
      * confirmation) holds up only its own thread.
      */
-    private static final int SUBSCRIBING_THREADS = 4;
+    static final int SUBSCRIBING_THREADS = 4;
 
     private static final ThreadPoolExecutor SUBSCRIBING = subscribing();
 
@@ -64,6 +64,9 @@ final class Subscription implements Registration.Listener {
     private @Nullable Registration registration;
 
     private boolean closed;
+
+    /** Set by {@link #quiesce()}: no more attempts; the registration stays until closed. */
+    private boolean quiesced;
 
     /** The unsubscription begun by {@link #close()}, once it was called. */
     private @Nullable CompletableFuture<Void> unsubscribed;
@@ -138,7 +141,7 @@ final class Subscription implements Registration.Listener {
     /** Subscribes (or restores the subscription) on a subscribing thread. On the loop. */
     private void attempt() {
         Registration subscribing = registration;
-        if (closed || attempting || subscribing == null) {
+        if (closed || quiesced || attempting || subscribing == null) {
             return;
         }
         cancelRetry();
@@ -158,7 +161,7 @@ final class Subscription implements Registration.Listener {
 
     private void attempted(Registration subscribing, @Nullable RuntimeException failure) {
         attempting = false;
-        if (closed || subscribing.subscribed()) {
+        if (closed || quiesced || subscribing.subscribed()) {
             // Subscribed: the registration's confirmation has made it listen.
             return;
         }
@@ -201,6 +204,16 @@ final class Subscription implements Registration.Listener {
         retry =
                 campaign.schedule(
                         this::attempt, Pacing.jitter(TimeUnit.MILLISECONDS.toNanos(delay)));
+    }
+
+    /**
+     * Makes no more attempts to subscribe (a stopping run that keeps its registration a moment
+     * longer, see {@link Campaign#HAND_OFF_SETTLE_NANOS}): a failed subscription is not restored
+     * and no outage is logged. On the loop.
+     */
+    void quiesce() {
+        quiesced = true;
+        cancelRetry();
     }
 
     /** Called with the outcome of each of the run's round trips. On the loop. */

@@ -151,8 +151,45 @@ class ReleaseNotificationTests {
         hookDone.complete(null);
         await().until(stopped::isDone);
         assertThat(redis.opsForValue().get(name + ":leader")).isNull();
-        await().until(() -> subscribers() == 0);
+        // The stop completes once the subscription is closed: an application may shut its Redis
+        // client down next.
+        assertThat(subscribers()).isZero();
         assertThat(leader.notificationsOff()).contains("the elector is not running");
+    }
+
+    @Test
+    void aStopAfterTheRunEndedWaitsForItsSubscriptionToClose() throws Exception {
+        Elector leader =
+                new Elector(redis, ElectorConfig.builder(name).ttl(TTL).instanceId("a").build());
+        electors.add(leader);
+        leader.start();
+        await().until(leader::isLeader);
+        await().until(() -> subscribers() == 1);
+        // Every subscribing thread held: the unsubscribe waits, the run can still finish.
+        CountDownLatch held = new CountDownLatch(Subscription.SUBSCRIBING_THREADS);
+        CountDownLatch release = new CountDownLatch(1);
+        for (int i = 0; i < Subscription.SUBSCRIBING_THREADS; i++) {
+            Subscription.later(
+                    () -> {
+                        held.countDown();
+                        try {
+                            release.await();
+                        } catch (InterruptedException ex) {
+                            Thread.currentThread().interrupt();
+                        }
+                    });
+        }
+        try {
+            assertThat(held.await(10, TimeUnit.SECONDS)).isTrue();
+            CompletableFuture<Void> first = leader.stopAsync();
+            await().until(() -> !leader.isRunning());
+            CompletableFuture<Void> second = leader.stopAsync();
+            assertThat(second).isNotDone();
+            assertThat(first).isNotDone();
+        } finally {
+            release.countDown();
+        }
+        await().until(() -> subscribers() == 0);
     }
 
     @Test
