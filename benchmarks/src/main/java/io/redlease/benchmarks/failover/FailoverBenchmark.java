@@ -195,6 +195,7 @@ public final class FailoverBenchmark {
                     index,
                     millis(elected.nanos() - stepping.nanos()),
                     millis(stopped.nanos() - stepping.nanos()),
+                    stepping.nanos(),
                     "");
         } catch (TimeoutException ex) {
             return failed(Scenario.GRACEFUL, contestant, index, ex);
@@ -286,6 +287,7 @@ public final class FailoverBenchmark {
                             index,
                             millis(elected.nanos() - killedAt),
                             leaseLeft,
+                            killedAt,
                             "");
             log(
                     "crash    %-12s #%-3d %s (lease had %s left)",
@@ -342,6 +344,7 @@ public final class FailoverBenchmark {
                 index,
                 Double.NaN,
                 Double.NaN,
+                0,
                 String.valueOf(ex.getMessage()));
     }
 
@@ -383,7 +386,8 @@ public final class FailoverBenchmark {
             throws IOException {
         List<Trial> all = new ArrayList<>(trials);
         StringBuilder csv =
-                new StringBuilder("scenario,contestant,trial,latency_ms,lease_left_ms,note\n");
+                new StringBuilder(
+                        "scenario,contestant,trial,latency_ms,lease_left_ms,started_nanos,note\n");
         all.forEach(trial -> csv.append(trial.csv()).append('\n'));
         Files.writeString(options.out.resolve("trials.csv"), csv, StandardCharsets.UTF_8);
 

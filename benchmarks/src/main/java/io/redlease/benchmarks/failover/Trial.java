@@ -13,6 +13,9 @@ import io.redlease.benchmarks.contenders.Contestant;
  * @param leaseLeftMs crash: how long the dead leader's lease still had to live at the kill (PTTL
  *     read right after it, plus the time that read took); graceful: how long the old leader's
  *     step-down took until the library returned
+ * @param startedNanos when the measured interval began, in the child JVMs' {@link
+ *     System#nanoTime()} (the monotonic clock, shared by the processes of one machine, so JVM logs
+ *     decorated with {@code timenanos} line up with it); 0 if the trial failed
  * @param note why the trial failed, or empty
  */
 record Trial(
@@ -21,6 +24,7 @@ record Trial(
         int index,
         double latencyMs,
         double leaseLeftMs,
+        long startedNanos,
         String note) {
 
     boolean ok() {
@@ -35,6 +39,7 @@ record Trial(
                 Integer.toString(index),
                 String.format("%.3f", latencyMs),
                 String.format("%.3f", leaseLeftMs),
+                Long.toString(startedNanos),
                 note.replace(',', ';'));
     }
 
