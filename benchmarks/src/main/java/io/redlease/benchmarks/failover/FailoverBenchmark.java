@@ -56,10 +56,12 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * <p>Usage: {@code FailoverBenchmark [--trials 30] [--warmup 3] [--scenarios graceful,crash]
  * [--contestants redlease,redlease-go,si,si-5s,redisson,redisson-5s] [--parallel 10] [--out
  * benchmarks/target/failover] [--chart docs/benchmarks-failover.svg] [--seed 1] [--hand-off-span
- * MILLIS] [--trace-redis false]}; the span replaces each contestant's poll period as the random
- * part of the wait before a graceful stop. {@code --trace-redis true} watches Redis with {@code
- * MONITOR} and splits each graceful hand-off where Redis ran the release and the winning acquire
- * ({@link RedisTrace}).
+ * MILLIS] [--trace-redis false] [--trace-jit false]}; the span replaces each contestant's poll
+ * period as the random part of the wait before a graceful stop. {@code --trace-redis true} watches
+ * Redis with {@code MONITOR} and splits each graceful hand-off where Redis ran the release and the
+ * winning acquire ({@link RedisTrace}); {@code --trace-jit true} logs the JIT compiler of each
+ * graceful child JVM and splits the hand-offs by whether it compiled while they ran ({@link
+ * JitTrace}).
  */
 public final class FailoverBenchmark {
 
@@ -86,6 +88,8 @@ public final class FailoverBenchmark {
 
     private @Nullable RedisTrace redisTrace;
 
+    private @Nullable JitTrace jitTrace;
+
     private FailoverBenchmark(Options options, RedisServer redis) {
         this.options = options;
         this.redis = redis;
@@ -109,6 +113,9 @@ public final class FailoverBenchmark {
             if (options.traceRedis) {
                 redisTrace = RedisTrace.start(BenchRedis.HOST, redis.port());
             }
+            if (options.traceJit) {
+                jitTrace = new JitTrace(options.out.resolve("logs").toAbsolutePath());
+            }
             try {
                 runGraceful();
             } finally {
@@ -130,10 +137,7 @@ public final class FailoverBenchmark {
         Map<Contestant, ChildJvm[]> pairs = new EnumMap<>(Contestant.class);
         try {
             for (Contestant contestant : options.contestants) {
-                ChildJvm[] pair = {
-                    child("graceful-" + contestant.id() + "-a", contestant),
-                    child("graceful-" + contestant.id() + "-b", contestant)
-                };
+                ChildJvm[] pair = {gracefulChild(contestant, "a"), gracefulChild(contestant, "b")};
                 pairs.put(contestant, pair);
             }
             for (ChildJvm[] pair : pairs.values()) {
@@ -313,10 +317,23 @@ public final class FailoverBenchmark {
 
     // Helpers.
 
+    private ChildJvm gracefulChild(Contestant contestant, String suffix) {
+        String label = "graceful-" + contestant.id() + "-" + suffix;
+        JitTrace trace = jitTrace;
+        return child(
+                label, contestant, trace != null ? trace.jvmArgs(contestant, label) : List.of());
+    }
+
     private ChildJvm child(String label, Contestant contestant) {
+        return child(label, contestant, List.of());
+    }
+
+    private ChildJvm child(String label, Contestant contestant, List<String> extraJvmArgs) {
+        List<String> jvmArgs = new ArrayList<>(CHILD_JVM_ARGS);
+        jvmArgs.addAll(extraJvmArgs);
         return ChildJvm.start(
                 label,
-                CHILD_JVM_ARGS,
+                jvmArgs,
                 ContenderMain.class,
                 List.of(contestant.id(), Integer.toString(redis.port())),
                 board,
@@ -458,6 +475,9 @@ public final class FailoverBenchmark {
                                 Summary.millis(stop.p50())));
             }
             md.append('\n');
+            if (jitTrace != null) {
+                jitTrace.append(md, options.contestants, all);
+            }
             if (options.traceRedis) {
                 appendSplits(md);
             }
@@ -619,7 +639,8 @@ public final class FailoverBenchmark {
             Path chart,
             long seed,
             Duration handOffSpan,
-            boolean traceRedis) {
+            boolean traceRedis,
+            boolean traceJit) {
 
         static Options parse(String[] args) {
             int trials = 30;
@@ -632,6 +653,7 @@ public final class FailoverBenchmark {
             long seed = 1;
             Duration handOffSpan = null;
             boolean traceRedis = false;
+            boolean traceJit = false;
             for (int i = 0; i < args.length; i += 2) {
                 String value = args[i + 1];
                 switch (args[i]) {
@@ -652,6 +674,7 @@ public final class FailoverBenchmark {
                     case "--hand-off-span" ->
                             handOffSpan = Duration.ofMillis(Long.parseLong(value));
                     case "--trace-redis" -> traceRedis = Boolean.parseBoolean(value);
+                    case "--trace-jit" -> traceJit = Boolean.parseBoolean(value);
                     default -> throw new IllegalArgumentException("unknown option " + args[i]);
                 }
             }
@@ -665,7 +688,8 @@ public final class FailoverBenchmark {
                     chart,
                     seed,
                     handOffSpan,
-                    traceRedis);
+                    traceRedis,
+                    traceJit);
         }
     }
 }
