@@ -63,6 +63,11 @@ final class Campaign {
 
     final long renewInterval;
 
+    /**
+     * How long a run whose stop ended its term keeps its release subscription after the release.
+     */
+    private final long handOffSettle;
+
     final long acquireInterval;
 
     final long acquireTimeout;
@@ -139,6 +144,7 @@ final class Campaign {
         this.protocol = elector.protocol();
         this.task = task;
         this.loop = runtime.nextLoop();
+        this.handOffSettle = runtime.handOffSettleNanos();
         this.lane = elector.lane();
         this.observer = elector.observer();
         this.ttl = config.ttl().toNanos();
@@ -588,7 +594,7 @@ final class Campaign {
                 handingOff ? closeAfterHandOff() : subscription.close();
         elector.recordRoundTrip(null);
         elector.runEnded(this);
-        stopping.finished(unsubscribed, handingOff ? HAND_OFF_SETTLE_NANOS : 0);
+        stopping.finished(unsubscribed, handingOff ? handOffSettle : 0);
     }
 
     /** Closes the release subscription once the successor has had time to take over. */
@@ -605,7 +611,7 @@ final class Campaign {
                         throw ex;
                     }
                 },
-                HAND_OFF_SETTLE_NANOS);
+                handOffSettle);
         return closed;
     }
 

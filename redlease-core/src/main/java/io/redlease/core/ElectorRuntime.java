@@ -50,7 +50,15 @@ final class ElectorRuntime {
 
     private @Nullable ScheduledFuture<?> stallCheck;
 
+    /** How long a stopping leader keeps its release subscription after its release. */
+    private final long handOffSettleNanos;
+
     ElectorRuntime(int loopThreads) {
+        this(loopThreads, Campaign.HAND_OFF_SETTLE_NANOS);
+    }
+
+    ElectorRuntime(int loopThreads, long handOffSettleNanos) {
+        this.handOffSettleNanos = handOffSettleNanos;
         this.loops = new ScheduledThreadPoolExecutor[loopThreads];
         for (int i = 0; i < loopThreads; i++) {
             String name = "redlease-loop-" + i;
@@ -72,6 +80,11 @@ final class ElectorRuntime {
                                         runnable,
                                         "redlease-callback-" + callbackThreads.incrementAndGet()));
         callbacks.allowCoreThreadTimeOut(true);
+    }
+
+    /** See {@link Campaign#HAND_OFF_SETTLE_NANOS}; tests run with another. */
+    long handOffSettleNanos() {
+        return handOffSettleNanos;
     }
 
     static ElectorRuntime shared() {

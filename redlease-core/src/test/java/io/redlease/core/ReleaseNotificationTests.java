@@ -158,6 +158,31 @@ class ReleaseNotificationTests {
     }
 
     @Test
+    void aStoppingLeaderWithoutASubscriptionDoesNotWaitToCloseOne() throws Exception {
+        // The settle after a release is for the subscription's close; with release notifications
+        // off there is none, and the stop returns once the lease is released. An hour's settle:
+        // a stop that waited for it would not return.
+        ElectorRuntime runtime = new ElectorRuntime(1, TimeUnit.HOURS.toNanos(1));
+        Recorder recorder = new Recorder();
+        Elector leader =
+                new Elector(
+                        redis,
+                        ElectorConfig.builder(name)
+                                .ttl(TTL)
+                                .instanceId("a")
+                                .releaseNotifications(false)
+                                .observer(recorder)
+                                .build(),
+                        runtime);
+        electors.add(leader);
+        leader.start();
+        recorder.await("elected", 1);
+        leader.stopAsync().get(10, TimeUnit.SECONDS);
+        assertThat(redis.opsForValue().get(name + ":leader")).isNull();
+        assertThat(recorder.count("steppedDown")).isEqualTo(1);
+    }
+
+    @Test
     void aStopAfterTheRunEndedWaitsForItsSubscriptionToClose() throws Exception {
         Elector leader =
                 new Elector(redis, ElectorConfig.builder(name).ttl(TTL).instanceId("a").build());
