@@ -40,7 +40,7 @@ final class Campaign {
      * subscription's connection) runs code and round trips of its own: done alongside the release,
      * it competed for the CPU with the release itself and, on a shared host, with the successor
      * taking over (1.4 ms at p50 on a 2-core machine, docs/benchmarks.md). The stop returns this
-     * much later.
+     * much later; a run without a subscription (release notifications off) does not wait.
      */
     static final long HAND_OFF_SETTLE_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
@@ -590,11 +590,12 @@ final class Campaign {
         firstOutcome.complete(false);
         cancelTimer();
         roundTrips.forget();
-        CompletableFuture<Void> unsubscribed =
-                handingOff ? closeAfterHandOff() : subscription.close();
+        // The settle is for the subscription's close: without one the stop ends now.
+        boolean settle = handingOff && subscription.registered();
+        CompletableFuture<Void> unsubscribed = settle ? closeAfterHandOff() : subscription.close();
         elector.recordRoundTrip(null);
         elector.runEnded(this);
-        stopping.finished(unsubscribed, handingOff ? handOffSettle : 0);
+        stopping.finished(unsubscribed, settle ? handOffSettle : 0);
     }
 
     /** Closes the release subscription once the successor has had time to take over. */

@@ -467,11 +467,11 @@ public final class Elector implements AutoCloseable {
      * methods are skipped), waits for those in flight up to the drain timeout, then ends the term
      * (interrupting the task and the calls still running, each named in a WARN), waits for the task
      * to return within what is left of the drain timeout, releases the lease and notifies the
-     * observers. A leader closes its release subscription 20 ms after its release, not alongside
-     * it, so that the unsubscribe does not compete with the successor's takeover for the CPU.
-     * Returns when all that is done (a stop right after another waits for the same); returns at
-     * once when called from the elector's own task, a call in its term or an observer callback, or
-     * when not running.
+     * observers. A leader with a release subscription closes it 20 ms after its release, not
+     * alongside it, so that the unsubscribe does not compete with the successor's takeover for the
+     * CPU. Returns when all that is done (a stop right after another waits for the same); returns
+     * at once when called from the elector's own task, a call in its term or an observer callback,
+     * or when not running.
      */
     public void stop() {
         try {

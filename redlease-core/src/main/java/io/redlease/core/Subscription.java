@@ -123,6 +123,11 @@ final class Subscription implements Registration.Listener {
         return factory instanceof LettuceConnectionFactory lettuce && lettuce.isClusterAware();
     }
 
+    /** Returns whether the run registered for release notifications and has not closed yet. */
+    boolean registered() {
+        return registration != null;
+    }
+
     /** Returns whether the run's first subscription is being made: not yet in place, not failed. */
     boolean firstSubscribing() {
         return state == State.SUBSCRIBING;
