@@ -60,7 +60,7 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
  * period as the random part of the wait before a graceful stop. {@code --trace-redis true} watches
  * Redis with {@code MONITOR} and splits each graceful hand-off where Redis ran the release and the
  * winning acquire ({@link RedisTrace}); {@code --trace-jit true} logs the JIT compiler of each
- * graceful child JVM and splits the hand-offs by whether it compiled while they ran ({@link
+ * graceful child JVM and splits the hand-offs by whether it compiled as they began ({@link
  * JitTrace}).
  */
 public final class FailoverBenchmark {
