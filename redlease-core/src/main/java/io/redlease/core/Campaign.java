@@ -161,7 +161,16 @@ final class Campaign {
     }
 
     void start() {
-        subscription.open(config);
+        // As a step: a stop that came as the run was published has finished the run, and a run
+        // that has finished must not register for release notifications.
+        steps.lock();
+        try {
+            if (phase != Phase.STOPPED) {
+                subscription.open(config);
+            }
+        } finally {
+            steps.unlock();
+        }
         execute(this::attempt);
     }
 
@@ -198,6 +207,28 @@ final class Campaign {
                 Operation.RELEASE,
                 "release",
                 (released, error) -> next.accept(error));
+    }
+
+    /**
+     * Releases a lease won by an acquire whose reply came after the run stopped (token-checked:
+     * only while the lease is still this instance's at that token). Nobody waits for it.
+     */
+    void releaseUnheld(long token) {
+        protocol.release(token)
+                .whenComplete(
+                        (released, error) -> {
+                            if (logger.isDebugEnabled()) {
+                                logger.debug(
+                                        "redlease: the lease of '"
+                                                + elector.name()
+                                                + "' won by an acquire answered after the stop"
+                                                + (error == null
+                                                        ? (Boolean.TRUE.equals(released)
+                                                                ? " was released"
+                                                                : " was no longer this instance's")
+                                                        : " could not be released: " + error));
+                            }
+                        });
     }
 
     @Nullable LeaderTask task() {
@@ -358,7 +389,9 @@ final class Campaign {
             }
             default -> {
                 // An acquire in flight is awaited (it is bounded) so a win can be released;
-                // a step-down in progress finishes the run when it is done.
+                // a step-down in progress finishes the run when it is done, its wait for the
+                // task or hooks ending by the stop's deadline.
+                leadership.stopRequestedWhileSteppingDown();
             }
         }
         if (!handingOff) {

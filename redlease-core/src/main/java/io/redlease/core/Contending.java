@@ -141,7 +141,16 @@ final class Contending {
             return;
         }
         AcquireReply reply = attempt.reply.getNow(null);
-        if (reply == null || reply.token() <= 0 || !campaign.sleepingFollower()) {
+        if (reply == null || reply.token() <= 0) {
+            return;
+        }
+        if (campaign.stopRequested()) {
+            // The stop ended the run while this acquire was past its bound: it won a lease no
+            // term will hold. Give it back, so the others need not wait out its time to live.
+            campaign.releaseUnheld(reply.token());
+            return;
+        }
+        if (!campaign.sleepingFollower()) {
             return;
         }
         long age = config.clock().getAsLong() - attempt.sentAt;

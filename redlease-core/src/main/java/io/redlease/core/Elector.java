@@ -495,7 +495,8 @@ public final class Elector implements AutoCloseable {
     /**
      * Asks the elector to stop with the configured drain timeout; see {@link #stop()}.
      *
-     * @return a future completed when the run has ended (already completed when not running)
+     * @return a future completed when the run has ended (already completed when not running); its
+     *     dependents run on the engine's callback pool, never on a loop or a Redis client thread
      */
     public CompletableFuture<Void> stopAsync() {
         return stopAsync(config.drainTimeout());
@@ -504,10 +505,11 @@ public final class Elector implements AutoCloseable {
     /**
      * Asks the elector to stop with the given drain timeout; see {@link #stop()}.
      *
-     * @return a future completed when the run has ended (already completed when not running)
+     * @return a future completed when the run has ended (already completed when not running); its
+     *     dependents run on the engine's callback pool, never on a loop or a Redis client thread
      */
     public CompletableFuture<Void> stopAsync(Duration drainTimeout) {
-        return runs.stopAsync(drainTimeout);
+        return runs.stopAsyncForCaller(drainTimeout);
     }
 
     /**

@@ -29,6 +29,9 @@ final class Lane {
 
     private static final ThreadLocal<@Nullable Lane> running = new ThreadLocal<>();
 
+    /** The lane whose turn the calling thread is handing to the executor. */
+    private static final ThreadLocal<@Nullable Lane> dispatching = new ThreadLocal<>();
+
     private final String election;
 
     private final Executor executor;
@@ -43,6 +46,13 @@ final class Lane {
     private long dropped;
 
     private @Nullable Callback current;
+
+    /**
+     * Set once the executor ran a turn on the thread that handed it over (a direct executor, or a
+     * pool that runs a task on the caller when saturated): that thread may be one of the engine's,
+     * so the lane runs on the engine's own pool from then on.
+     */
+    private volatile boolean direct;
 
     private @Nullable Thread currentThread;
 
@@ -127,15 +137,35 @@ final class Lane {
     }
 
     private void dispatch() {
+        dispatching.set(this);
         try {
-            executor.execute(this::drain);
+            (direct ? ElectorRuntime.callbacks() : executor).execute(this::drain);
         } catch (RejectedExecutionException ex) {
             // The application's executor is shutting down: finish on the engine's own.
             ElectorRuntime.callbacks().execute(this::drain);
+        } finally {
+            dispatching.remove();
         }
     }
 
     private void drain() {
+        if (dispatching.get() == this) {
+            // Run on the thread that queued the callback (a loop thread, a Redis client's I/O
+            // thread, a stopping caller): never hold it with a callback.
+            if (!direct) {
+                direct = true;
+                logger.warn(
+                        "redlease: the callback executor of '"
+                                + election
+                                + "' ran a callback on the thread that queued it (a direct"
+                                + " executor such as SyncTaskExecutor, or a pool that runs tasks"
+                                + " on the caller when full); callbacks must not run on the"
+                                + " engine's threads, so this election's callbacks run on"
+                                + " redlease's own callback pool from now on");
+            }
+            ElectorRuntime.callbacks().execute(this::drain);
+            return;
+        }
         running.set(this);
         try {
             for (int i = 0; i < BATCH; i++) {

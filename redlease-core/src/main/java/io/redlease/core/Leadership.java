@@ -327,38 +327,53 @@ final class Leadership {
                 campaign.stopRequested()
                         ? Math.max(campaign.stopDeadline() - System.nanoTime(), 0)
                         : drainTimeout;
-        lease.timer =
-                campaign.schedule(
-                        () -> {
-                            if (this.lease == lease && lease.awaitingTask && !lease.taskRunning) {
-                                Campaign.logger.warn(
-                                        "redlease: "
-                                                + lease.hooksPending
-                                                + " before-release hook(s) of '"
-                                                + campaign.elector.name()
-                                                + "' term "
-                                                + lease.term.token()
-                                                + " did not finish within the drain timeout;"
-                                                + " releasing the lease without them");
-                                release(lease);
-                            } else if (this.lease == lease
-                                    && lease.awaitingTask
-                                    && lease.taskRunning) {
-                                Thread thread = lease.taskThread;
-                                Campaign.logger.warn(
-                                        "redlease: the leader task of '"
-                                                + campaign.elector.name()
-                                                + "' term "
-                                                + lease.term.token()
-                                                + (thread == null
-                                                        ? " has not started"
-                                                        : " (thread '" + thread.getName() + "')")
-                                                + " did not return after its interrupt; releasing"
-                                                + " the lease without it");
-                                release(lease);
-                            }
-                        },
-                        wait);
+        lease.timer = campaign.schedule(() -> waitOver(lease), wait);
+    }
+
+    /**
+     * A stop came while a step-down waits for its task or its before-release hooks (a resign's,
+     * whose wait was armed with the drain timeout): that wait ends by the stop's deadline.
+     */
+    void stopRequestedWhileSteppingDown() {
+        Lease lease = this.lease;
+        ScheduledFuture<?> timer = lease == null ? null : lease.timer;
+        if (lease == null || !lease.ending || !lease.awaitingTask || timer == null) {
+            return;
+        }
+        long left = Math.max(campaign.stopDeadline() - System.nanoTime(), 0);
+        if (left < timer.getDelay(TimeUnit.NANOSECONDS)) {
+            timer.cancel(false);
+            lease.timer = campaign.schedule(() -> waitOver(lease), left);
+        }
+    }
+
+    /** The wait of a step-down for its task or hooks is over: release without them. */
+    private void waitOver(Lease lease) {
+        if (this.lease == lease && lease.awaitingTask && !lease.taskRunning) {
+            Campaign.logger.warn(
+                    "redlease: "
+                            + lease.hooksPending
+                            + " before-release hook(s) of '"
+                            + campaign.elector.name()
+                            + "' term "
+                            + lease.term.token()
+                            + " did not finish within the drain timeout;"
+                            + " releasing the lease without them");
+            release(lease);
+        } else if (this.lease == lease && lease.awaitingTask && lease.taskRunning) {
+            Thread thread = lease.taskThread;
+            Campaign.logger.warn(
+                    "redlease: the leader task of '"
+                            + campaign.elector.name()
+                            + "' term "
+                            + lease.term.token()
+                            + (thread == null
+                                    ? " has not started"
+                                    : " (thread '" + thread.getName() + "')")
+                            + " did not return after its interrupt; releasing"
+                            + " the lease without it");
+            release(lease);
+        }
     }
 
     private void onHookDone(Lease lease) {

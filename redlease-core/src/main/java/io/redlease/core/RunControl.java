@@ -137,6 +137,18 @@ final class RunControl {
     }
 
     /**
+     * Asks the run to stop and returns a future for the caller: the run's end completes it on a
+     * step's thread (a loop thread, a client's I/O thread), so the caller's dependents run on the
+     * engine's callback pool instead, where a blocking {@code stop()} of another elector waits.
+     */
+    CompletableFuture<Void> stopAsyncForCaller(Duration drainTimeout) {
+        CompletableFuture<Void> stopped = stopAsync(drainTimeout);
+        return stopped.isDone()
+                ? stopped.copy()
+                : stopped.thenApplyAsync(ignored -> null, ElectorRuntime.callbacks());
+    }
+
+    /**
      * Returns the current run's first outcome; see {@link Elector#firstOutcome()}. A step of the
      * run completes it, maybe on a client's I/O thread ({@link Campaign#executeNow}): the caller's
      * dependents run on the engine's callback pool instead, never on a loop or client thread.
