@@ -199,6 +199,8 @@ class InlineStepHostileTests {
                         redis,
                         ElectorConfig.builder(name)
                                 .ttl(Duration.ofSeconds(30))
+                                // Contends again soon after the error's step-down.
+                                .acquireInterval(Duration.ofMillis(500))
                                 .instanceId("a")
                                 .releaseNotifications(false)
                                 .observer(recorder)
