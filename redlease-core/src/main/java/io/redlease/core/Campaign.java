@@ -214,21 +214,29 @@ final class Campaign {
      * only while the lease is still this instance's at that token). Nobody waits for it.
      */
     void releaseUnheld(long token) {
-        protocol.release(token)
-                .whenComplete(
-                        (released, error) -> {
-                            if (logger.isDebugEnabled()) {
-                                logger.debug(
-                                        "redlease: the lease of '"
-                                                + elector.name()
-                                                + "' won by an acquire answered after the stop"
-                                                + (error == null
-                                                        ? (Boolean.TRUE.equals(released)
-                                                                ? " was released"
-                                                                : " was no longer this instance's")
-                                                        : " could not be released: " + error));
-                            }
-                        });
+        CompletableFuture<Boolean> reply;
+        try {
+            reply = protocol.release(token);
+        } catch (RuntimeException ex) {
+            logger.debug(
+                    "redlease: the lease of '" + elector.name() + "' won late was not released",
+                    ex);
+            return;
+        }
+        reply.whenComplete(
+                (released, error) -> {
+                    if (logger.isDebugEnabled()) {
+                        logger.debug(
+                                "redlease: the lease of '"
+                                        + elector.name()
+                                        + "' won by an acquire answered after the stop"
+                                        + (error == null
+                                                ? (Boolean.TRUE.equals(released)
+                                                        ? " was released"
+                                                        : " was no longer this instance's")
+                                                : " could not be released: " + error));
+                    }
+                });
     }
 
     @Nullable LeaderTask task() {

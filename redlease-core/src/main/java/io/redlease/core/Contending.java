@@ -101,7 +101,9 @@ final class Contending {
         Attempt attempt = new Attempt(now);
         BiConsumer<@Nullable AcquireReply, @Nullable Throwable> next =
                 (reply, error) -> {
-                    attempt.abandoned = !attempt.reply.isDone();
+                    // Given up: no reply was delivered (the bound passed), though the reply
+                    // may have come meanwhile; settled() takes a win that came late.
+                    attempt.abandoned = reply == null;
                     onReply(attempt.sentAt, reply, error);
                 };
         RoundTrips trips = campaign.roundTrips();

@@ -495,8 +495,9 @@ public final class Elector implements AutoCloseable {
     /**
      * Asks the elector to stop with the configured drain timeout; see {@link #stop()}.
      *
-     * @return a future completed when the run has ended (already completed when not running); its
-     *     dependents run on the engine's callback pool, never on a loop or a Redis client thread
+     * @return a future completed when the run has ended (when not running, once the last run's
+     *     subscription is closed); dependents attached before it completes run on the engine's
+     *     callback pool, never on a loop or a Redis client thread
      */
     public CompletableFuture<Void> stopAsync() {
         return stopAsync(config.drainTimeout());
@@ -505,8 +506,9 @@ public final class Elector implements AutoCloseable {
     /**
      * Asks the elector to stop with the given drain timeout; see {@link #stop()}.
      *
-     * @return a future completed when the run has ended (already completed when not running); its
-     *     dependents run on the engine's callback pool, never on a loop or a Redis client thread
+     * @return a future completed when the run has ended (when not running, once the last run's
+     *     subscription is closed); dependents attached before it completes run on the engine's
+     *     callback pool, never on a loop or a Redis client thread
      */
     public CompletableFuture<Void> stopAsync(Duration drainTimeout) {
         return runs.stopAsyncForCaller(drainTimeout);

@@ -426,10 +426,11 @@ public final class ElectorConfig {
          * events). Each election's callbacks still run one at a time and in order; a callback that
          * blocks delays only its own election's later callbacks as long as the executor has a
          * thread for each blocked one (virtual threads, or an unbounded pool). By default a small
-         * shared pool runs them and adds a thread while callbacks block. An executor that runs a
-         * callback on the thread that hands it over (a direct executor such as Spring's {@code
-         * SyncTaskExecutor}, or a pool that runs tasks on the caller when full) would run it on the
-         * engine's threads: the election then moves its callbacks to the default pool, with a WARN.
+         * shared pool runs them and adds a thread while callbacks block. A callback the executor
+         * would run on the engine's thread that hands it over (a direct executor such as Spring's
+         * {@code SyncTaskExecutor}, or a pool that runs tasks on the caller when full) runs on the
+         * default pool instead, with a WARN. The executor must not block the thread that hands it a
+         * task, nor drop a task.
          */
         public Builder callbackExecutor(Executor callbackExecutor) {
             this.callbackExecutor = required(callbackExecutor, "callbackExecutor");

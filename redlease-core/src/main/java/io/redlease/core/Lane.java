@@ -47,12 +47,8 @@ final class Lane {
 
     private @Nullable Callback current;
 
-    /**
-     * Set once the executor ran a turn on the thread that handed it over (a direct executor, or a
-     * pool that runs a task on the caller when saturated): that thread may be one of the engine's,
-     * so the lane runs on the engine's own pool from then on.
-     */
-    private volatile boolean direct;
+    /** Whether the WARN for an executor that ran a turn on an engine thread was logged. */
+    private volatile boolean warnedDirect;
 
     private @Nullable Thread currentThread;
 
@@ -137,31 +133,36 @@ final class Lane {
     }
 
     private void dispatch() {
-        dispatching.set(this);
+        // A turn handed over from one of the engine's threads (a loop thread, or a step inline on
+        // a Redis client's I/O thread or a stopping caller) must not run on that thread.
+        @Nullable Lane outer = dispatching.get();
+        if (ElectorRuntime.onLoopThread() || Campaign.inStep()) {
+            dispatching.set(this);
+        }
         try {
-            (direct ? ElectorRuntime.callbacks() : executor).execute(this::drain);
+            executor.execute(this::drain);
         } catch (RejectedExecutionException ex) {
             // The application's executor is shutting down: finish on the engine's own.
             ElectorRuntime.callbacks().execute(this::drain);
         } finally {
-            dispatching.remove();
+            dispatching.set(outer);
         }
     }
 
     private void drain() {
         if (dispatching.get() == this) {
-            // Run on the thread that queued the callback (a loop thread, a Redis client's I/O
-            // thread, a stopping caller): never hold it with a callback.
-            if (!direct) {
-                direct = true;
+            // The executor ran the turn on the engine's thread that handed it over (a direct
+            // executor, or a pool that runs tasks on the caller when full): run it on the
+            // engine's own callback pool instead.
+            if (!warnedDirect) {
+                warnedDirect = true;
                 logger.warn(
                         "redlease: the callback executor of '"
                                 + election
-                                + "' ran a callback on the thread that queued it (a direct"
-                                + " executor such as SyncTaskExecutor, or a pool that runs tasks"
-                                + " on the caller when full); callbacks must not run on the"
-                                + " engine's threads, so this election's callbacks run on"
-                                + " redlease's own callback pool from now on");
+                                + "' ran a callback on the engine's thread that queued it (a"
+                                + " direct executor such as SyncTaskExecutor, or a pool that runs"
+                                + " tasks on the caller when full); such callbacks run on"
+                                + " redlease's own callback pool instead");
             }
             ElectorRuntime.callbacks().execute(this::drain);
             return;
