@@ -23,6 +23,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -133,6 +134,58 @@ class InlineStepHostileTests {
                                         frame ->
                                                 frame.getClassName().equals(type.getName())
                                                         && frame.getMethodName().equals(method)));
+    }
+
+    /**
+     * Starts leader a and follower b, then stops a: the first time b's clock is read where {@code
+     * at} holds, b is stopped from another thread while that read waits (up to 5 s) for the stop to
+     * be requested. Returns b once that stop has completed; {@code heldOn} names the thread the
+     * read was held on.
+     */
+    private Elector stopFollowerFromAnotherThreadWhen(
+            BooleanSupplier at, Recorder leader, Recorder follower, AtomicReference<String> heldOn)
+            throws Exception {
+        AtomicBoolean armed = new AtomicBoolean();
+        AtomicReference<CompletableFuture<Void>> stop = new AtomicReference<>();
+        AtomicReference<Elector> self = new AtomicReference<>();
+        LongSupplier clock =
+                () -> {
+                    if (at.getAsBoolean() && armed.compareAndSet(true, false)) {
+                        heldOn.set(Thread.currentThread().getName());
+                        Thread stopper =
+                                new Thread(() -> stop.set(self.get().stopAsync()), "stopper");
+                        stopper.start();
+                        try {
+                            stopper.join(5000);
+                        } catch (InterruptedException ex) {
+                            Thread.currentThread().interrupt();
+                        }
+                    }
+                    return System.nanoTime();
+                };
+        Elector a = elector(redis, name, "a", true, leader);
+        a.start();
+        leader.await("elected", 1);
+        Elector b =
+                new Elector(
+                        redis,
+                        ElectorConfig.builder(name)
+                                .ttl(TTL)
+                                .acquireInterval(POLL)
+                                .instanceId("b")
+                                .clock(clock)
+                                .observer(follower)
+                                .build());
+        self.set(b);
+        electors.add(b);
+        b.start();
+        follower.await("follower", 1);
+        await().until(() -> b.idleFollower() && b.stepsIdle() && a.stepsIdle());
+        armed.set(true);
+        a.stop();
+        await().atMost(Duration.ofSeconds(10)).until(() -> stop.get() != null);
+        stop.get().get(10, TimeUnit.SECONDS);
+        return b;
     }
 
     private static boolean clientThread() {
@@ -342,47 +395,10 @@ class InlineStepHostileTests {
     void aStopArrivingWhileAnInlineWinRunsReleasesTheLease() throws Exception {
         Recorder leader = new Recorder();
         Recorder follower = new Recorder();
-        AtomicBoolean armed = new AtomicBoolean();
-        AtomicReference<CompletableFuture<Void>> stop = new AtomicReference<>();
-        AtomicReference<Elector> self = new AtomicReference<>();
         AtomicReference<String> heldOn = new AtomicReference<>();
-        LongSupplier clock =
-                () -> {
-                    if (onStack(Leadership.class, "lead") && armed.compareAndSet(true, false)) {
-                        heldOn.set(Thread.currentThread().getName());
-                        Thread stopper =
-                                new Thread(() -> stop.set(self.get().stopAsync()), "stopper");
-                        stopper.start();
-                        try {
-                            stopper.join(5000);
-                        } catch (InterruptedException ex) {
-                            Thread.currentThread().interrupt();
-                        }
-                    }
-                    return System.nanoTime();
-                };
-        Elector a = elector(redis, name, "a", true, leader);
-        a.start();
-        leader.await("elected", 1);
         Elector b =
-                new Elector(
-                        redis,
-                        ElectorConfig.builder(name)
-                                .ttl(TTL)
-                                .acquireInterval(POLL)
-                                .instanceId("b")
-                                .clock(clock)
-                                .observer(follower)
-                                .build());
-        self.set(b);
-        electors.add(b);
-        b.start();
-        follower.await("follower", 1);
-        await().until(() -> b.idleFollower() && b.stepsIdle() && a.stepsIdle());
-        armed.set(true);
-        a.stop();
-        await().atMost(Duration.ofSeconds(10)).until(() -> stop.get() != null);
-        stop.get().get(10, TimeUnit.SECONDS);
+                stopFollowerFromAnotherThreadWhen(
+                        () -> onStack(Leadership.class, "lead"), leader, follower, heldOn);
         assertThat(heldOn.get())
                 .as("the win was taken inline on a client thread")
                 .startsWith("lettuce-");
@@ -928,49 +944,13 @@ class InlineStepHostileTests {
     void aStopArrivingWhileTheInlineWakeSendsItsAcquireReleasesWhatItWins() throws Exception {
         Recorder leader = new Recorder();
         Recorder follower = new Recorder();
-        AtomicBoolean armed = new AtomicBoolean();
-        AtomicReference<CompletableFuture<Void>> stop = new AtomicReference<>();
-        AtomicReference<Elector> self = new AtomicReference<>();
         AtomicReference<String> heldOn = new AtomicReference<>();
-        LongSupplier clock =
-                () -> {
-                    if (clientThread()
-                            && onStack(Contending.class, "acquire")
-                            && armed.compareAndSet(true, false)) {
-                        heldOn.set(Thread.currentThread().getName());
-                        Thread stopper =
-                                new Thread(() -> stop.set(self.get().stopAsync()), "stopper");
-                        stopper.start();
-                        try {
-                            stopper.join(5000);
-                        } catch (InterruptedException ex) {
-                            Thread.currentThread().interrupt();
-                        }
-                    }
-                    return System.nanoTime();
-                };
-        Elector a = elector(redis, name, "a", true, leader);
-        a.start();
-        leader.await("elected", 1);
         Elector b =
-                new Elector(
-                        redis,
-                        ElectorConfig.builder(name)
-                                .ttl(TTL)
-                                .acquireInterval(POLL)
-                                .instanceId("b")
-                                .clock(clock)
-                                .observer(follower)
-                                .build());
-        self.set(b);
-        electors.add(b);
-        b.start();
-        follower.await("follower", 1);
-        await().until(() -> b.idleFollower() && b.stepsIdle() && a.stepsIdle());
-        armed.set(true);
-        a.stop();
-        await().atMost(Duration.ofSeconds(10)).until(() -> stop.get() != null);
-        stop.get().get(10, TimeUnit.SECONDS);
+                stopFollowerFromAnotherThreadWhen(
+                        () -> clientThread() && onStack(Contending.class, "acquire"),
+                        leader,
+                        follower,
+                        heldOn);
         assertThat(heldOn.get()).startsWith("lettuce-");
         assertThat(b.isRunning()).isFalse();
         assertThat(redis.opsForValue().get(name + ":leader")).isNull();
