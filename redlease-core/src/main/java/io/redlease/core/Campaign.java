@@ -609,7 +609,7 @@ final class Campaign {
             if (leadership.leading()) {
                 leadership.endTerm(StepDownReason.INTERNAL_ERROR);
             } else if (leadership.steppingDown()) {
-                leadership.abandonRelease();
+                leadership.stepDownAfterError();
             } else if (stopRequested()) {
                 finish();
             } else {

@@ -314,6 +314,14 @@ final class Leadership {
         lease.term.end(reason);
         lease.reason = lease.term.endReason().orElse(reason);
         boolean hooks = !beforeRelease.isEmpty() && ReleaseHooks.graceful(lease.reason);
+        releaseWhenDrained(lease, hooks);
+    }
+
+    /**
+     * Releases the ended term's lease once its task has returned and its before-release hooks (if
+     * called) have finished, or once the drain timeout (a stop's deadline) has passed.
+     */
+    private void releaseWhenDrained(Lease lease, boolean hooks) {
         if (!lease.taskRunning && !hooks) {
             release(lease);
             return;
@@ -397,14 +405,31 @@ final class Leadership {
                     }
                     steppedDown(lease);
                 });
+        lease.releaseSent = true;
     }
 
-    /** Gives up waiting for a release that went wrong, and steps down. */
-    void abandonRelease() {
+    /**
+     * A step failed while the term was stepping down. A release that was sent and went wrong is
+     * given up, and the loop steps down; a wait for the task or the hooks goes on and releases as
+     * it would; a step-down that failed before either ends the term, if it had not ended, and
+     * releases once the task has returned (without calling the hooks).
+     */
+    void stepDownAfterError() {
         Lease lease = this.lease;
-        if (lease != null) {
-            steppedDown(lease);
+        if (lease == null) {
+            return;
         }
+        if (lease.releaseSent) {
+            steppedDown(lease);
+            return;
+        }
+        if (lease.awaitingTask && lease.timer != null) {
+            return;
+        }
+        campaign.elector.unpublish(lease.term);
+        lease.term.end(StepDownReason.INTERNAL_ERROR);
+        lease.reason = lease.term.endReason().orElse(StepDownReason.INTERNAL_ERROR);
+        releaseWhenDrained(lease, false);
     }
 
     private void steppedDown(Lease lease) {
@@ -471,6 +496,9 @@ final class Leadership {
         @Nullable Thread taskThread;
 
         boolean ending;
+
+        /** Whether the release went out; a failure before it must still send it. */
+        boolean releaseSent;
 
         /** Whether the release waits for the interrupted task or the before-release hooks. */
         boolean awaitingTask;

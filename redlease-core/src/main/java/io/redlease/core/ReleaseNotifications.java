@@ -17,6 +17,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiConsumer;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -292,6 +293,9 @@ final class ReleaseNotifications {
                     destroy(current);
                 }
             } else {
+                // A registration not subscribed now (its connection lost, or its add still going
+                // on) keeps its member until the client subscribes it again (see Member): an
+                // unsubscribe would wait for a connection that may not come back.
                 Member member = registration.member;
                 if (!stopped
                         && registration.subscribed
@@ -301,6 +305,28 @@ final class ReleaseNotifications {
                 }
             }
         }
+    }
+
+    /**
+     * Unsubscribes a closed registration's member that its client subscribed again (restoring a
+     * lost connection, or finishing an add that went on past its bound), off the client's thread.
+     */
+    private void dropLate(Member member) {
+        ADDING.execute(
+                () -> {
+                    synchronized (changes) {
+                        if (container != member.container || stopped(factory)) {
+                            return;
+                        }
+                        try {
+                            member.container.removeMessageListener(
+                                    member, member.registration.topics);
+                        } catch (RuntimeException ex) {
+                            logger.debug(
+                                    "redlease: unsubscribing a closed release channel failed", ex);
+                        }
+                    }
+                });
     }
 
     private static void destroy(Container container) {
@@ -456,6 +482,8 @@ final class ReleaseNotifications {
 
         private final Container container;
 
+        private final AtomicBoolean dropping = new AtomicBoolean();
+
         Member(Registration registration, Container container) {
             this.registration = registration;
             this.container = container;
@@ -468,8 +496,14 @@ final class ReleaseNotifications {
 
         @Override
         public void onChannelSubscribed(byte[] channel, long count) {
-            if (registration.notifications.container == container) {
+            ReleaseNotifications notifications = registration.notifications;
+            if (notifications.container != container) {
+                return;
+            }
+            if (!registration.closed) {
                 registration.onChannelSubscribed(channel, count);
+            } else if (dropping.compareAndSet(false, true)) {
+                notifications.dropLate(this);
             }
         }
     }

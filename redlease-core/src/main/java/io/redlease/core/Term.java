@@ -358,12 +358,18 @@ public final class Term {
 
     /** Ends the term and interrupts the threads bound to it; false if it had already ended. */
     boolean end(StepDownReason reason) {
+        RuntimeException clockFailure = null;
         synchronized (boundThreads) {
             if (endReason != null) {
                 return false;
             }
             endReason = reason;
-            endedAt = clock.getAsLong();
+            try {
+                endedAt = clock.getAsLong();
+            } catch (RuntimeException ex) {
+                // Thrown once the term's work has been told of the end.
+                clockFailure = ex;
+            }
             for (Thread thread : boundThreads) {
                 thread.interrupt();
             }
@@ -380,6 +386,9 @@ public final class Term {
             }
         }
         whenEnded.complete(reason);
+        if (clockFailure != null) {
+            throw clockFailure;
+        }
         return true;
     }
 
