@@ -1,13 +1,10 @@
 package io.redlease.core;
 
 import io.redlease.core.Observer.Operation;
-import java.util.ArrayDeque;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -92,20 +89,8 @@ final class Campaign {
 
     private final Contending contending;
 
-    /** Set on a thread while it runs a step of any run; see {@link #inStep()}. */
-    private static final ThreadLocal<@Nullable Boolean> STEPPING = new ThreadLocal<>();
-
-    /** Held by the step that runs; a step runs on the loop thread or inline. */
-    private final ReentrantLock steps = new ReentrantLock();
-
-    /** Steps handed to the loop thread and not begun yet: an inline step never overtakes one. */
-    private final AtomicInteger queued = new AtomicInteger();
-
-    /** Whether a step runs inline ({@link #executeNow}); guarded by {@link #steps}. */
-    private boolean inlineStep;
-
-    /** Steps an inline step handed on, to run after it; guarded by {@link #steps}. */
-    private final ArrayDeque<Runnable> handedOn = new ArrayDeque<>();
+    /** Runs the run's steps one at a time, on the loop thread or inline. */
+    private final Steps steps;
 
     /**
      * Completed once the run has a first outcome: true when it won a term (published by then),
@@ -144,6 +129,7 @@ final class Campaign {
         this.protocol = elector.protocol();
         this.task = task;
         this.loop = runtime.nextLoop();
+        this.steps = new Steps(loop, this::internalError);
         this.handOffSettle = runtime.handOffSettleNanos();
         this.lane = elector.lane();
         this.observer = elector.observer();
@@ -163,14 +149,12 @@ final class Campaign {
     void start() {
         // As a step: a stop that came as the run was published has finished the run, and a run
         // that has finished must not register for release notifications.
-        steps.lock();
-        try {
-            if (phase != Phase.STOPPED) {
-                subscription.open(config);
-            }
-        } finally {
-            steps.unlock();
-        }
+        steps.exclusively(
+                () -> {
+                    if (phase != Phase.STOPPED) {
+                        subscription.open(config);
+                    }
+                });
         execute(this::attempt);
     }
 
@@ -251,134 +235,32 @@ final class Campaign {
         return stopping.deadline();
     }
 
-    /** Runs a step on the loop thread, guarded. */
+    /** Runs a step on the loop thread; see {@link Steps#execute}. */
     void execute(Runnable step) {
-        queued.incrementAndGet();
-        loop.execute(
-                () -> {
-                    steps.lock();
-                    try {
-                        queued.decrementAndGet();
-                        guarded(step);
-                    } finally {
-                        steps.unlock();
-                    }
-                });
+        steps.execute(step);
     }
 
     /**
-     * Runs a step at once on the calling thread when no other step of the run is running or handed
-     * to the loop thread, else on the loop thread after them. For the events of a hand-off, on the
-     * thread that brings them: a client's I/O thread, a stopping caller. Such a thread must never
-     * be held up: a step only sends requests and hands work on, it never waits.
+     * Runs a step at once on the calling thread when the run is idle, else after the others; see
+     * {@link Steps#executeNow}.
      */
     void executeNow(Runnable step) {
-        if (inlineStep && steps.isHeldByCurrentThread()) {
-            // Handed on by the inline step this thread runs (a reply that came before its
-            // dependent was attached, on a client whose replies and messages arrive on different
-            // threads): after that step, on this thread, rather than behind the loop's queue.
-            handedOn.add(step);
-            return;
-        }
-        if (!steps.isHeldByCurrentThread() && steps.tryLock()) {
-            try {
-                if (queued.get() == 0) {
-                    runInline(step);
-                    return;
-                }
-            } finally {
-                steps.unlock();
-            }
-        }
-        execute(step);
-    }
-
-    /**
-     * Runs a step inline, then the steps it handed on, in order, each while no step is handed to
-     * the loop thread meanwhile (the rest go to the loop, behind those); caller holds the lock.
-     */
-    private void runInline(Runnable step) {
-        inlineStep = true;
-        try {
-            guarded(step);
-            Runnable next;
-            while ((next = handedOn.poll()) != null) {
-                if (queued.get() == 0) {
-                    guarded(next);
-                } else {
-                    execute(next);
-                }
-            }
-        } finally {
-            inlineStep = false;
-        }
+        steps.executeNow(step);
     }
 
     /** Returns whether no step is running or handed to the loop thread (timers aside). */
     boolean stepsIdle() {
-        return queued.get() == 0 && !steps.isLocked();
+        return steps.idle();
     }
 
-    /**
-     * Schedules a step on the loop thread, guarded. Cancelling it from a step means it does not
-     * run, even when its time came while that step ran inline: its task then already waits for the
-     * lock, and finds itself cancelled once it has it.
-     */
+    /** Schedules a step on the loop thread; see {@link Steps#schedule}. */
     ScheduledFuture<?> schedule(Runnable step, long delayNanos) {
-        Timer timer = new Timer(step);
-        ScheduledFuture<?> future = loop.schedule(timer, delayNanos, TimeUnit.NANOSECONDS);
-        timer.future = future;
-        return future;
+        return steps.schedule(step, delayNanos);
     }
 
-    /** A scheduled step, skipped if its future was cancelled before it got the lock. */
-    private final class Timer implements Runnable {
-
-        private final Runnable step;
-
-        private volatile @Nullable ScheduledFuture<?> future;
-
-        Timer(Runnable step) {
-            this.step = step;
-        }
-
-        @Override
-        public void run() {
-            steps.lock();
-            try {
-                ScheduledFuture<?> self = future;
-                if (self == null || !self.isCancelled()) {
-                    guarded(step);
-                }
-            } finally {
-                steps.unlock();
-            }
-        }
-    }
-
-    private void guarded(Runnable step) {
-        boolean outer = STEPPING.get() != null;
-        STEPPING.set(Boolean.TRUE);
-        try {
-            step.run();
-        } catch (Throwable ex) {
-            if (ex instanceof VirtualMachineError error) {
-                throw error;
-            }
-            internalError(ex);
-        } finally {
-            if (!outer) {
-                STEPPING.remove();
-            }
-        }
-    }
-
-    /**
-     * Returns whether the calling thread runs a step of some run (on a loop thread or inline),
-     * where code that waits for a run (a blocking stop) would wait for steps that cannot run.
-     */
-    static boolean inStep() {
-        return STEPPING.get() != null;
+    /** Returns the run's steps, for this package's tests. */
+    Steps steps() {
+        return steps;
     }
 
     /** Asks the run to end; see {@link Stopping#request}. */

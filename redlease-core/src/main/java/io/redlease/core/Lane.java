@@ -136,7 +136,7 @@ final class Lane {
         // A turn handed over from one of the engine's threads (a loop thread, or a step inline on
         // a Redis client's I/O thread or a stopping caller) must not run on that thread.
         @Nullable Lane outer = dispatching.get();
-        if (ElectorRuntime.onLoopThread() || Campaign.inStep()) {
+        if (ElectorRuntime.onLoopThread() || Steps.inStep()) {
             dispatching.set(this);
         }
         try {

@@ -104,7 +104,7 @@ final class RunControl {
         CompletableFuture<Void> stopped = stopAsync(drainTimeout);
         // Inside a step (on a loop thread, or inline on the thread of its event, running what a
         // term's end or a completed future runs there), the run's next steps wait for this one.
-        if (ElectorRuntime.onLoopThread() || Campaign.inStep() || onOwnThread()) {
+        if (ElectorRuntime.onLoopThread() || Steps.inStep() || onOwnThread()) {
             return stopped.isDone();
         }
         try {

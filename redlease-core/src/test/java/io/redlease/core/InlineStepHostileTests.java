@@ -10,7 +10,6 @@ import io.redlease.test.RedisServer;
 import io.redlease.test.TcpProxy;
 import java.lang.reflect.Field;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -27,7 +26,6 @@ import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -193,19 +191,15 @@ class InlineStepHostileTests {
     }
 
     // ---------------------------------------------------------------------------------------
-    // White-box probes of Campaign.executeNow / runInline / handedOn on a live run.
+    // White-box probes of Steps.executeNow and its handed-on steps on a live run.
 
     /**
      * Invariant 1 (order): a step an inline step hands on (handedOn) was handed over before a step
-     * another thread queues to the loop while the inline step runs; it must not be overtaken by it.
-     * runInline sends the handed-on step to the loop behind the later one instead.
+     * another thread queues to the loop while the inline step runs; it must not be overtaken by it
+     * (Steps once sent the handed-on step to the loop behind the later one).
      */
     @Test
-    @Disabled(
-            "Known, open (issue 31 review of 2026-12-07): a step handed on by an inline step goes to"
-                    + " the loop behind a step another thread queued meanwhile; no harmful pair among"
-                    + " today's steps")
-    void findingAStepQueuedDuringAnInlineStepOvertakesTheStepItHandedOnEarlier() throws Exception {
+    void aStepQueuedDuringAnInlineStepDoesNotOvertakeTheStepItHandedOnEarlier() throws Exception {
         Elector elector =
                 new Elector(
                         redis,
@@ -279,8 +273,8 @@ class InlineStepHostileTests {
         assertThat(order.subList(0, 2)).containsExactly("inline@" + me, "h1@" + me);
         // h2 runs on this thread unless the release h1's error sent was answered meanwhile.
         assertThat(order.get(2)).startsWith("h2@");
-        assertThat((Boolean) field(campaign, "inlineStep")).isFalse();
-        assertThat((ArrayDeque<?>) field(campaign, "handedOn")).isEmpty();
+        assertThat((Boolean) field(campaign.steps(), "inline")).isFalse();
+        assertThat((Integer) field(campaign.steps(), "handedOn")).isZero();
         // The internal error ended the term; the run contends again and wins a newer term.
         await().atMost(Duration.ofSeconds(10))
                 .until(() -> !recorder.errors(Operation.INTERNAL).isEmpty());
@@ -320,8 +314,8 @@ class InlineStepHostileTests {
                     throw new IllegalStateException("probe: the inline step throws");
                 });
         await().atMost(Duration.ofSeconds(5)).untilTrue(ran);
-        assertThat((ArrayDeque<?>) field(campaign, "handedOn")).isEmpty();
-        assertThat((Boolean) field(campaign, "inlineStep")).isFalse();
+        assertThat((Integer) field(campaign.steps(), "handedOn")).isZero();
+        assertThat((Boolean) field(campaign.steps(), "inline")).isFalse();
     }
 
     // ---------------------------------------------------------------------------------------
@@ -876,6 +870,7 @@ class InlineStepHostileTests {
                 };
         AtomicBoolean armed = new AtomicBoolean();
         AtomicBoolean engaged = new AtomicBoolean();
+        AtomicBoolean timerWaited = new AtomicBoolean();
         AtomicReference<Thread> loop = new AtomicReference<>();
         LongSupplier clock =
                 () -> {
@@ -886,6 +881,7 @@ class InlineStepHostileTests {
                         await().atMost(Duration.ofSeconds(10))
                                 .pollInterval(Duration.ofMillis(1))
                                 .until(() -> waitsForRunLock(loop.get()));
+                        timerWaited.set(true);
                     }
                     return System.nanoTime();
                 };
@@ -915,6 +911,7 @@ class InlineStepHostileTests {
         a.stop();
         Recorder.Event elected = follower.await("elected", 1, Duration.ofSeconds(20));
         assumeTrue(engaged.get(), "the late win was not taken inline on a client thread");
+        assertThat(timerWaited).as("the retry timer waited for the run's lock").isTrue();
         assertThat(follower.errors(Operation.ACQUIRE)).isNotEmpty();
         int before = renewals.get();
         await().atMost(Duration.ofSeconds(15)).until(() -> renewals.get() >= before + 2);
@@ -930,8 +927,7 @@ class InlineStepHostileTests {
                 && java.util.concurrent.locks.LockSupport.getBlocker(thread)
                         instanceof java.util.concurrent.locks.AbstractQueuedSynchronizer
                 && java.util.Arrays.stream(thread.getStackTrace())
-                        .anyMatch(
-                                frame -> frame.getClassName().startsWith(Campaign.class.getName()));
+                        .anyMatch(frame -> frame.getClassName().startsWith(Steps.class.getName()));
     }
 
     /**

@@ -116,7 +116,8 @@ class InlineStepsReviewTests {
         // Only an acquire sent on hearing a release has its reply handled on the client's thread;
         // this one was sent by the follower's own look, so its late win is taken on the loop,
         // where the cancelled retry cannot run after it either way. (On the inline path the
-        // retry's task may already wait for the run's lock: Campaign's timers skip themselves
+        // retry's task may already wait for the run's lock: the run's timers (Steps) skip
+        // themselves
         // once cancelled.)
         assertThat(clock.engaged).as("the late win was taken on the client's thread").isFalse();
         // Two renewals after the term began: an acquire the retry sent would have been answered.
@@ -328,8 +329,7 @@ class InlineStepsReviewTests {
                     && Arrays.stream(thread.getStackTrace())
                             .anyMatch(
                                     frame ->
-                                            frame.getClassName()
-                                                    .startsWith(Campaign.class.getName()));
+                                            frame.getClassName().startsWith(Steps.class.getName()));
         }
     }
 }
