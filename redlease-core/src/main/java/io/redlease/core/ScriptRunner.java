@@ -1,6 +1,7 @@
 package io.redlease.core;
 
 import io.lettuce.core.RedisException;
+import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulConnection;
@@ -13,6 +14,7 @@ import java.util.Map;
 import java.util.WeakHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -141,32 +143,50 @@ interface ScriptRunner {
                 commands = null;
                 current = null;
             }
-            CompletableFuture<T> reply =
-                    current != null
-                            ? send(current, script, keys, args)
-                            : Blocking.supply(this::connectShared)
-                                    .thenCompose(connected -> send(connected, script, keys, args));
-            return cancels(
-                    reply.handle(
-                            (value, error) -> {
-                                if (error == null) {
-                                    return value;
-                                }
-                                throw translate(error);
-                            }),
-                    reply);
-        }
-
-        /** Makes cancelling {@code downstream} cancel {@code upstream}, and so the command. */
-        private static <T> CompletableFuture<T> cancels(
-                CompletableFuture<T> downstream, CompletableFuture<?> upstream) {
-            downstream.whenComplete(
-                    (value, error) -> {
-                        if (downstream.isCancelled()) {
-                            upstream.cancel(true);
+            Reply<T> reply = new Reply<>();
+            if (current != null) {
+                send(current, script, keys, args, reply);
+                return reply;
+            }
+            CompletableFuture<RedisClusterAsyncCommands<byte[], byte[]>> connected =
+                    Blocking.supply(this::connectShared);
+            reply.command = connected;
+            connected.whenComplete(
+                    (opened, error) -> {
+                        if (error != null) {
+                            fail(reply, error);
+                        } else if (!reply.isDone()) {
+                            send(opened, script, keys, args, reply);
                         }
                     });
-            return downstream;
+            return reply;
+        }
+
+        /**
+         * The reply of one call, completed straight from the client's callback (one dependent on
+         * the client's future, not a chain of stages, on every call): cancelling it cancels the
+         * command it waits for.
+         */
+        private static final class Reply<T> extends CompletableFuture<T> {
+
+            private volatile @Nullable Future<?> command;
+
+            void await(Future<?> next) {
+                command = next;
+                if (isCancelled()) {
+                    next.cancel(true);
+                }
+            }
+
+            @Override
+            public boolean cancel(boolean mayInterruptIfRunning) {
+                boolean cancelled = super.cancel(mayInterruptIfRunning);
+                Future<?> current = command;
+                if (cancelled && current != null) {
+                    current.cancel(true);
+                }
+                return cancelled;
+            }
         }
 
         private RedisClusterAsyncCommands<byte[], byte[]> connectShared() {
@@ -178,34 +198,68 @@ interface ScriptRunner {
             }
         }
 
+        /** Sends EVALSHA, then EVAL if the server does not know the script, and completes. */
         @SuppressWarnings("unchecked")
-        private <T> CompletableFuture<T> send(
+        private <T> void send(
                 RedisClusterAsyncCommands<byte[], byte[]> commands,
                 RedisScript<T> script,
                 List<String> keys,
-                List<String> args) {
+                List<String> args,
+                Reply<T> reply) {
             ScriptOutputType type =
                     List.class.isAssignableFrom(script.getResultType())
                             ? ScriptOutputType.MULTI
                             : ScriptOutputType.INTEGER;
             byte[][] keyBytes = bytes(keys);
             byte[][] argBytes = bytes(args);
-            CompletableFuture<Object> reply =
-                    commands.evalsha(script.getSha1(), type, keyBytes, argBytes)
-                            .toCompletableFuture();
-            return (CompletableFuture<T>)
-                    cancels(
-                            reply.exceptionallyCompose(
-                                    error ->
-                                            unwrap(error) instanceof RedisNoScriptException
-                                                    ? commands.eval(
-                                                                    script.getScriptAsString(),
-                                                                    type,
-                                                                    keyBytes,
-                                                                    argBytes)
-                                                            .toCompletableFuture()
-                                                    : CompletableFuture.failedFuture(error)),
-                            reply);
+            RedisFuture<Object> first;
+            try {
+                first = commands.evalsha(script.getSha1(), type, keyBytes, argBytes);
+            } catch (RuntimeException ex) {
+                fail(reply, ex);
+                return;
+            }
+            reply.await(first);
+            first.whenComplete(
+                    (value, error) -> {
+                        if (error == null) {
+                            reply.complete((T) value);
+                        } else if (unwrap(error) instanceof RedisNoScriptException) {
+                            RedisFuture<Object> again;
+                            try {
+                                again =
+                                        commands.eval(
+                                                script.getScriptAsString(),
+                                                type,
+                                                keyBytes,
+                                                argBytes);
+                            } catch (RuntimeException ex) {
+                                fail(reply, ex);
+                                return;
+                            }
+                            reply.await(again);
+                            again.whenComplete(
+                                    (evaluated, failure) -> {
+                                        if (failure == null) {
+                                            reply.complete((T) evaluated);
+                                        } else {
+                                            fail(reply, failure);
+                                        }
+                                    });
+                        } else {
+                            fail(reply, error);
+                        }
+                    });
+        }
+
+        private void fail(CompletableFuture<?> reply, Throwable error) {
+            RuntimeException translated;
+            try {
+                translated = translate(error);
+            } catch (RuntimeException ex) {
+                translated = ex;
+            }
+            reply.completeExceptionally(translated);
         }
 
         private RuntimeException translate(Throwable error) {

@@ -26,46 +26,49 @@ final class Scripts {
     private static final Class<List<Object>> LIST = (Class<List<Object>>) (Class<?>) List.class;
 
     static final RedisScript<List<Object>> ACQUIRE =
-            RedisScript.of(fixed(3, 2) + load("acquire.lua"), LIST);
+            new FixedScript<>(fixed(3, 2) + load("acquire.lua"), LIST);
 
-    static final RedisScript<Long> RENEW = RedisScript.of(load("renew.lua"), Long.class);
+    static final RedisScript<Long> RENEW = new FixedScript<>(load("renew.lua"), Long.class);
 
-    static final RedisScript<Long> RELEASE = RedisScript.of(load("release.lua"), Long.class);
+    static final RedisScript<Long> RELEASE = new FixedScript<>(load("release.lua"), Long.class);
 
-    static final RedisScript<List<Object>> HOLDER = RedisScript.of(load("holder.lua"), LIST);
+    static final RedisScript<List<Object>> HOLDER = new FixedScript<>(load("holder.lua"), LIST);
 
-    static final RedisScript<List<Object>> READ_HASH = RedisScript.of(load("read-hash.lua"), LIST);
+    static final RedisScript<List<Object>> READ_HASH =
+            new FixedScript<>(load("read-hash.lua"), LIST);
 
-    static final RedisScript<List<Object>> SLOT_READ = RedisScript.of(load("slot-read.lua"), LIST);
+    static final RedisScript<List<Object>> SLOT_READ =
+            new FixedScript<>(load("slot-read.lua"), LIST);
 
     static final RedisScript<List<Object>> SLOT_CLAIM =
-            RedisScript.of(load("slot-claim.lua"), LIST);
+            new FixedScript<>(load("slot-claim.lua"), LIST);
 
-    static final RedisScript<Long> SLOT_MARK = RedisScript.of(load("slot-mark.lua"), Long.class);
+    static final RedisScript<Long> SLOT_MARK = new FixedScript<>(load("slot-mark.lua"), Long.class);
 
-    static final RedisScript<Long> SLOT_PAUSE = RedisScript.of(load("slot-pause.lua"), Long.class);
+    static final RedisScript<Long> SLOT_PAUSE =
+            new FixedScript<>(load("slot-pause.lua"), Long.class);
 
     static final RedisScript<Long> LEADER_INFO_PUBLISH =
-            RedisScript.of(load("leader-info-publish.lua"), Long.class);
+            new FixedScript<>(load("leader-info-publish.lua"), Long.class);
 
     static final RedisScript<Long> LEADER_INFO_REFRESH =
-            RedisScript.of(load("leader-info-refresh.lua"), Long.class);
+            new FixedScript<>(load("leader-info-refresh.lua"), Long.class);
 
     static final RedisScript<Long> LEADER_INFO_REMOVE =
-            RedisScript.of(load("leader-info-remove.lua"), Long.class);
+            new FixedScript<>(load("leader-info-remove.lua"), Long.class);
 
     static final RedisScript<List<Object>> LEADER_INFO_READ =
-            RedisScript.of(load("leader-info-read.lua"), LIST);
+            new FixedScript<>(load("leader-info-read.lua"), LIST);
 
     static final RedisScript<List<Object>> ACQUIRE_PREFERRING =
-            RedisScript.of(
+            new FixedScript<>(
                     fixed(4, 3) + load("acquire-preferring.lua") + load("acquire.lua"), LIST);
 
     static final RedisScript<String> CANDIDATE_HEARTBEAT =
-            RedisScript.of(load("candidate-heartbeat.lua"), String.class);
+            new FixedScript<>(load("candidate-heartbeat.lua"), String.class);
 
     static final RedisScript<Long> CANDIDATE_REMOVE =
-            RedisScript.of(load("candidate-remove.lua"), Long.class);
+            new FixedScript<>(load("candidate-remove.lua"), Long.class);
 
     static final RedisScript<Long> FENCE_SET = inline("redis.call('SET', KEYS[2], ARGV[2])");
 
@@ -81,7 +84,7 @@ final class Scripts {
      * the mark still advances: the fence's epilogue cannot be skipped.
      */
     static RedisScript<Long> fenced(String write) {
-        return RedisScript.of(FENCE_TEMPLATE.replace(WRITE_PLACEHOLDER, write), Long.class);
+        return new FixedScript<>(FENCE_TEMPLATE.replace(WRITE_PLACEHOLDER, write), Long.class);
     }
 
     /**
@@ -89,7 +92,8 @@ final class Scripts {
      * the caller has checked that the written key is not the mark.
      */
     private static RedisScript<Long> inline(String write) {
-        return RedisScript.of(INLINE_FENCE_TEMPLATE.replace(WRITE_PLACEHOLDER, write), Long.class);
+        return new FixedScript<>(
+                INLINE_FENCE_TEMPLATE.replace(WRITE_PLACEHOLDER, write), Long.class);
     }
 
     /** Declares how many keys and arguments an acquire takes before the optional metadata. */
