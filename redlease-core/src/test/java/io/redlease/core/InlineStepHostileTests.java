@@ -679,6 +679,67 @@ class InlineStepHostileTests {
     }
 
     /**
+     * Invariant 3: an acquire answered after its bound, and too late for a term (its age past TTL
+     * minus the renew interval, here by the clock read in the settling step), won a lease no term
+     * holds. It was left for the run's next attempt to take over: a stop that came first (here,
+     * requested while the settling step runs) left it held for its whole time to live.
+     */
+    @Test
+    void aWinTooLateForATermIsReleasedSoAStopLeavesNothingHeld() throws Exception {
+        Recorder recorder = new Recorder();
+        AtomicBoolean armed = new AtomicBoolean();
+        AtomicReference<Elector> self = new AtomicReference<>();
+        AtomicReference<CompletableFuture<Void>> stop = new AtomicReference<>();
+        LongSupplier clock =
+                () -> {
+                    if (onStack(Contending.class, "settled") && armed.compareAndSet(true, false)) {
+                        Thread stopper =
+                                new Thread(() -> stop.set(self.get().stopAsync()), "stopper");
+                        stopper.start();
+                        try {
+                            stopper.join(5000);
+                        } catch (InterruptedException ex) {
+                            Thread.currentThread().interrupt();
+                        }
+                        // Read as if the reply came 30 s after the send: too late for a term.
+                        return System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                    }
+                    return System.nanoTime();
+                };
+        redis.opsForValue().set(name + ":leader", "other", Duration.ofSeconds(30));
+        Elector b =
+                new Elector(
+                        redis,
+                        ElectorConfig.builder(name)
+                                .ttl(Duration.ofSeconds(20))
+                                .acquireInterval(Duration.ofMillis(300))
+                                .instanceId("b")
+                                .releaseNotifications(false)
+                                .clock(clock)
+                                .observer(recorder)
+                                .build());
+        self.set(b);
+        electors.add(b);
+        b.start();
+        recorder.await("follower", 1);
+        redis.delete(name + ":leader");
+        server.pause();
+        // The follower's next look is stuck at the paused server, and given up at its bound.
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> !recorder.errors(Operation.ACQUIRE).isEmpty());
+        armed.set(true);
+        server.resume();
+        // The stuck acquire is answered: it won, too late for a term, and the stop follows.
+        await().atMost(Duration.ofSeconds(10)).until(() -> stop.get() != null);
+        stop.get().get(10, TimeUnit.SECONDS);
+        assertThat(b.isRunning()).isFalse();
+        // Nothing holds the lease for a stopped elector (20 s TTL).
+        await().atMost(Duration.ofSeconds(5))
+                .until(() -> redis.opsForValue().get(name + ":leader") == null);
+        assertThat(recorder.count("elected")).isZero();
+    }
+
+    /**
      * Invariant 4 (stop is bounded by its own drain timeout; stop(Duration) returns false only
      * where it cannot wait): a stop that comes while a resign's step-down waits for a
      * before-release hook does nothing to that wait (onStopRequested's STEPPING_DOWN branch), which
