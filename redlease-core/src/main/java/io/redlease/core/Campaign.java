@@ -194,10 +194,11 @@ final class Campaign {
     }
 
     /**
-     * Releases a lease won by an acquire whose reply came after the run stopped (token-checked:
-     * only while the lease is still this instance's at that token). Nobody waits for it.
+     * Releases a lease won by an acquire whose reply came after it was given up, and that no term
+     * holds (token-checked: only while the lease is still this instance's at that token). Nobody
+     * waits for it.
      */
-    void releaseUnheld(long token) {
+    void releaseUnheld(long token, String why) {
         CompletableFuture<Boolean> reply;
         try {
             reply = protocol.release(token);
@@ -213,7 +214,8 @@ final class Campaign {
                         logger.debug(
                                 "redlease: the lease of '"
                                         + elector.name()
-                                        + "' won by an acquire answered after the stop"
+                                        + "' won by an acquire "
+                                        + why
                                         + (error == null
                                                 ? (Boolean.TRUE.equals(released)
                                                         ? " was released"

@@ -21,9 +21,9 @@ import org.springframework.dao.QueryTimeoutException;
  * <p>An acquire that missed its bound is not cancelled: it may still win at Redis, taking a token.
  * No second acquire is sent while it waits for Redis. When its reply does come and it won, the run
  * takes that win as its term if the term still has a renew interval before its deadline (time to
- * live after the send), so the token is not burnt by a takeover. A later win is left to the next
- * attempt, which takes the lease over (the lease holds this instance's id) with a new token: the Go
- * library's own-lock rule, unchanged on the wire.
+ * live after the send), so the token is not burnt by a takeover. A later win, or one that comes
+ * after a stop, is released at once (token-checked), so that no lease outlives its run and the
+ * others need not wait out its time to live; the wire protocol is the Go library's.
  */
 final class Contending {
 
@@ -149,14 +149,11 @@ final class Contending {
         if (campaign.stopRequested()) {
             // The stop ended the run while this acquire was past its bound: it won a lease no
             // term will hold. Give it back, so the others need not wait out its time to live.
-            campaign.releaseUnheld(reply.token());
-            return;
-        }
-        if (!campaign.sleepingFollower()) {
+            campaign.releaseUnheld(reply.token(), "answered after the stop");
             return;
         }
         long age = config.clock().getAsLong() - attempt.sentAt;
-        boolean inTime = age < campaign.ttl - campaign.renewInterval;
+        boolean inTime = campaign.sleepingFollower() && age < campaign.ttl - campaign.renewInterval;
         if (Campaign.logger.isDebugEnabled()) {
             Campaign.logger.debug(
                     "redlease: the acquire of '"
@@ -166,15 +163,16 @@ final class Contending {
                             + " after "
                             + TimeUnit.NANOSECONDS.toMillis(age)
                             + " ms"
-                            + (inTime
-                                    ? "; it is the term"
-                                    : "; too late for a term, the next attempt takes the lease"
-                                            + " over"));
+                            + (inTime ? "; it is the term" : "; too late for a term, released"));
         }
         if (inTime) {
             campaign.cancelTimer();
             campaign.elector.recordRoundTrip(null);
             onReply(attempt.sentAt, reply, null);
+        } else {
+            // No term holds it: held on until this run's next attempt took it over, it outlived
+            // a stop that came first (up to its time to live), and it kept the others waiting.
+            campaign.releaseUnheld(reply.token(), "too late for a term");
         }
     }
 
