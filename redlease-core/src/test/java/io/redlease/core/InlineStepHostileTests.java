@@ -491,10 +491,10 @@ class InlineStepHostileTests {
 
     /**
      * Invariant 4: stop() racing start(). The run is published (isRunning() is true, so a stop acts
-     * on it) before its subscription is opened; a stop in that window ends the run, then start()
-     * goes on to register the run's release channel. The registration is never closed: the next
-     * subscription built on the same connection factory subscribes the stopped elector's channel,
-     * long after its stop() returned.
+     * on it) before its subscription is opened; a stop in that window ended the run, then start()
+     * went on to register the run's release channel, never closed: the next subscription built on
+     * the same connection factory subscribed the stopped elector's channel, long after its stop()
+     * returned. The stop is asked for while start() is held in that window.
      */
     @Test
     void aStopBetweenStartAndTheSubscriptionsOpeningLeavesNoChannelRegistered() throws Exception {
@@ -519,11 +519,12 @@ class InlineStepHostileTests {
                         "starter");
         starter.start();
         assertThat(factory.entered.await(10, TimeUnit.SECONDS)).isTrue();
-        // Published, not yet subscribed: the stop ends this run.
+        // Published, not yet subscribed: the stop ends this run (once start() has let it).
         assertThat(a.isRunning()).isTrue();
-        assertThat(a.stop(Duration.ofSeconds(5))).isTrue();
-        assertThat(a.isRunning()).isFalse();
+        CompletableFuture<Void> stopped = a.stopAsync(Duration.ofSeconds(5));
         factory.open.countDown();
+        stopped.get(10, TimeUnit.SECONDS);
+        assertThat(a.isRunning()).isFalse();
         starter.join(10_000);
         assertThat(starter.isAlive()).isFalse();
         assertThat(a.isRunning()).isFalse();
