@@ -36,11 +36,12 @@ import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
  * Hostile review of the inline steps ({@link Campaign#executeNow}, the handed-on steps of 1cdadce)
- * and of the stopping / hand-off path (07c56d6, 3324af9). Five probes failed on the reviewed code
+ * and of the stopping / hand-off path (07c56d6, 3324af9). Nine probes failed on the reviewed code
  * and pass since their fixes (a stop between start and the subscription's opening, a stopAsync
  * dependent on a loop thread, a stop during a resign's hook wait, a late win after the stop, a
- * direct callback executor); the three named {@code finding...} still fail and are disabled with
- * the defect they show; the others passed as evidence that the invariant they name held.
+ * direct callback executor, a handed-on step overtaken, a stop while the subscription connection is
+ * lost, an error before the release was sent, a win too late for a term); the others passed as
+ * evidence that the invariant they name held.
  */
 @ExtendWith(RedisExtension.class)
 class InlineStepHostileTests {
