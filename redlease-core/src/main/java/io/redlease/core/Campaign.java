@@ -501,8 +501,7 @@ final class Campaign {
             }
         } catch (Throwable again) {
             logger.error("redlease: recovery of '" + elector.name() + "' failed", again);
-            leadership.forget();
-            schedule(this::attempt, acquireInterval);
+            sleep(leadership.forget());
         }
     }
 

@@ -141,8 +141,17 @@ final class Lane {
         }
         try {
             executor.execute(this::drain);
-        } catch (RejectedExecutionException ex) {
-            // The application's executor is shutting down: finish on the engine's own.
+        } catch (RuntimeException ex) {
+            // The application's executor is shutting down (or failed): finish on the engine's own,
+            // so that this lane's callbacks go on.
+            if (!(ex instanceof RejectedExecutionException)) {
+                logger.warn(
+                        "redlease: the callback executor of '"
+                                + election
+                                + "' failed to take a callback; it runs on redlease's own"
+                                + " callback pool",
+                        ex);
+            }
             ElectorRuntime.callbacks().execute(this::drain);
         } finally {
             dispatching.set(outer);

@@ -109,6 +109,11 @@ final class Leadership {
 
     private void onTaskEnded(Lease lease, @Nullable Throwable failure) {
         lease.taskRunning = false;
+        if (lease.forgotten) {
+            // The run waits for this task before it contends again (see forget()).
+            campaign.wakeOnLoop();
+            return;
+        }
         if (!lease.ending) {
             if (failure != null) {
                 campaign.notifyError(Operation.TASK, failure);
@@ -120,7 +125,7 @@ final class Leadership {
                             : lease.term.pastDeadline()
                                     ? StepDownReason.EXPIRED
                                     : StepDownReason.TASK_ENDED);
-        } else if (this.lease == lease && lease.awaitingTask && lease.hooksPending == 0) {
+        } else if (this.lease == lease && lease.awaitingTask && lease.hooksPending <= 0) {
             release(lease);
         }
     }
@@ -389,7 +394,7 @@ final class Leadership {
         if (this.lease == lease
                 && lease.awaitingTask
                 && !lease.taskRunning
-                && lease.hooksPending == 0) {
+                && lease.hooksPending <= 0) {
             release(lease);
         }
     }
@@ -429,6 +434,8 @@ final class Leadership {
         campaign.elector.unpublish(lease.term);
         lease.term.end(StepDownReason.INTERNAL_ERROR);
         lease.reason = lease.term.endReason().orElse(StepDownReason.INTERNAL_ERROR);
+        // Hooks counted but never called (their call failed) are not waited for.
+        lease.hooksPending = 0;
         releaseWhenDrained(lease, false);
     }
 
@@ -443,15 +450,48 @@ final class Leadership {
         campaign.onSteppedDown();
     }
 
-    /** Drops the term without a release: the last resort after a failed recovery. */
-    void forget() {
+    /**
+     * Drops the term, the last resort after a failed recovery: ends it, gives its lease back
+     * (token-checked, nobody waits) and reports the step-down, each step on its own so that one
+     * failing does not keep the others from running. Returns how long the run should wait before it
+     * contends again: the drain timeout while the term's task still runs (its return wakes the run
+     * sooner, as a step-down would have waited for it), else the acquire interval.
+     */
+    long forget() {
         Lease lease = this.lease;
         this.lease = null;
-        if (lease != null) {
-            cancel(lease);
-            giveUpRenewal(lease);
-            lease.term.end(StepDownReason.INTERNAL_ERROR);
-            campaign.elector.unpublish(lease.term);
+        if (lease == null) {
+            return campaign.acquireInterval;
+        }
+        lease.ending = true;
+        lease.forgotten = true;
+        quietly(() -> cancel(lease));
+        quietly(() -> giveUpRenewal(lease));
+        quietly(() -> lease.term.end(StepDownReason.INTERNAL_ERROR));
+        quietly(() -> campaign.elector.unpublish(lease.term));
+        if (!lease.releaseSent) {
+            quietly(
+                    () ->
+                            campaign.releaseUnheld(
+                                    lease.term.token(),
+                                    "of a term dropped after a failed recovery"));
+        }
+        quietly(
+                () ->
+                        campaign.notify(
+                                "onSteppedDown",
+                                () ->
+                                        campaign.elector
+                                                .observer()
+                                                .onSteppedDown(StepDownReason.INTERNAL_ERROR)));
+        return lease.taskRunning ? drainTimeout : campaign.acquireInterval;
+    }
+
+    private static void quietly(Runnable action) {
+        try {
+            action.run();
+        } catch (RuntimeException ex) {
+            Campaign.logger.error("redlease: dropping a term after a failed recovery", ex);
         }
     }
 
@@ -499,6 +539,9 @@ final class Leadership {
 
         /** Whether the release went out; a failure before it must still send it. */
         boolean releaseSent;
+
+        /** Whether the term was dropped after a failed recovery; see {@link #forget()}. */
+        boolean forgotten;
 
         /** Whether the release waits for the interrupted task or the before-release hooks. */
         boolean awaitingTask;

@@ -75,6 +75,9 @@ final class ReleaseNotifications {
     /** How long a channel added to the subscription in place may wait for its confirmation. */
     static final long ADD_BOUND_MILLIS = 5000;
 
+    /** How soon a failed replacement of the subscription's connection is tried again. */
+    static final long REPLACE_RETRY_MILLIS = 1000;
+
     /**
      * Adds channels to a subscription in place, for a subscribing thread that waits a bounded time
      * (see {@link #add}); idle threads end.
@@ -264,12 +267,22 @@ final class ReleaseNotifications {
         }
         for (Registration registration : all) {
             registration.on = fresh;
-            registration.member = members.get(registration);
-            registration.confirmed();
+            Member member = members.get(registration);
+            registration.member = member;
+            if (registration.closed) {
+                // Closed while this subscription was being built (its remove() waits for the
+                // lock, and finds it not subscribed): its channels go again.
+                if (!removeBounded(member)) {
+                    suspect = true;
+                }
+            } else {
+                registration.confirmed();
+            }
         }
     }
 
     private void remove(Registration registration) {
+        Container failed = null;
         boolean last;
         synchronized (byFactory) {
             registrations.remove(registration);
@@ -300,31 +313,83 @@ final class ReleaseNotifications {
                 if (!stopped
                         && registration.subscribed
                         && member != null
-                        && member.container == current) {
-                    current.removeMessageListener(member, registration.topics);
+                        && member.container == current
+                        && !removeBounded(member)) {
+                    failed = current;
                 }
             }
+        }
+        if (failed != null) {
+            replace(failed);
+        }
+    }
+
+    /**
+     * Unsubscribes a member's channels, waiting at most {@value #ADD_BOUND_MILLIS} ms: a client
+     * whose connection went silent waits for its command timeout (a minute by default), and the
+     * caller may hold the changes lock. Returns false if that failed or did not end in time (the
+     * unsubscribe goes on in the background); the client then still tracks the channels, and
+     * subscribes them again whenever it restores the connection.
+     */
+    private static boolean removeBounded(Member member) {
+        CompletableFuture<Void> removed = new CompletableFuture<>();
+        ADDING.execute(
+                () -> {
+                    try {
+                        member.container.removeMessageListener(member, member.registration.topics);
+                        removed.complete(null);
+                    } catch (Throwable ex) {
+                        removed.completeExceptionally(ex);
+                    }
+                });
+        try {
+            removed.get(ADD_BOUND_MILLIS, TimeUnit.MILLISECONDS);
+            return true;
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+            return false;
+        } catch (ExecutionException | TimeoutException ex) {
+            logger.debug("redlease: unsubscribing a closed release channel failed", ex);
+            return false;
+        }
+    }
+
+    /**
+     * Replaces the subscription's connection, if it is still {@code failed}, after a closed
+     * registration's channels could not be dropped from it: builds a new subscription for every
+     * registered channel and drops the old connection. Until that succeeds (or another subscribe
+     * rebuilds first), it tries again every {@value #REPLACE_RETRY_MILLIS} ms; meanwhile the old
+     * subscription serves on, the closed channels with it.
+     */
+    private void replace(Container failed) {
+        try {
+            synchronized (changes) {
+                if (container != failed) {
+                    return;
+                }
+                suspect = true;
+                rebuild();
+            }
+        } catch (RuntimeException ex) {
+            logger.debug("redlease: replacing the release subscription failed; trying again", ex);
+            CompletableFuture.delayedExecutor(REPLACE_RETRY_MILLIS, TimeUnit.MILLISECONDS, ADDING)
+                    .execute(() -> replace(failed));
         }
     }
 
     /**
      * Unsubscribes a closed registration's member that its client subscribed again (restoring a
-     * lost connection, or finishing an add that went on past its bound), off the client's thread.
+     * lost connection, or finishing an add that went on past its bound), off the client's thread
+     * and without the changes lock; if that fails, the connection is replaced.
      */
     private void dropLate(Member member) {
         ADDING.execute(
                 () -> {
-                    synchronized (changes) {
-                        if (container != member.container || stopped(factory)) {
-                            return;
-                        }
-                        try {
-                            member.container.removeMessageListener(
-                                    member, member.registration.topics);
-                        } catch (RuntimeException ex) {
-                            logger.debug(
-                                    "redlease: unsubscribing a closed release channel failed", ex);
-                        }
+                    if (container != member.container || stopped(factory)) {
+                        return;
+                    }
+                    if (!removeBounded(member)) {
+                        replace(member.container);
                     }
                 });
     }
@@ -500,9 +565,10 @@ final class ReleaseNotifications {
             if (notifications.container != container) {
                 return;
             }
-            if (!registration.closed) {
-                registration.onChannelSubscribed(channel, count);
-            } else if (dropping.compareAndSet(false, true)) {
+            registration.onChannelSubscribed(channel, count);
+            // Read after the confirmation: a close racing it either sees it subscribed (and
+            // unsubscribes itself) or is seen here.
+            if (registration.closed && dropping.compareAndSet(false, true)) {
                 notifications.dropLate(this);
             }
         }
