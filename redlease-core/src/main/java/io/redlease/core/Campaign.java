@@ -489,6 +489,7 @@ final class Campaign {
         notifyError(Operation.INTERNAL, error);
         try {
             cancelTimer();
+            contending.giveUp();
             roundTrips.forget();
             if (leadership.leading()) {
                 leadership.endTerm(StepDownReason.INTERNAL_ERROR);
@@ -501,7 +502,9 @@ final class Campaign {
             }
         } catch (Throwable again) {
             logger.error("redlease: recovery of '" + elector.name() + "' failed", again);
-            sleep(leadership.forget());
+            if (!leadership.forget()) {
+                sleep(acquireInterval);
+            }
         }
     }
 

@@ -103,6 +103,7 @@ final class Contending {
                 (reply, error) -> {
                     // Given up: no reply was delivered (the bound passed), though the reply
                     // may have come meanwhile; settled() takes a win that came late.
+                    attempt.delivered = true;
                     attempt.abandoned = reply == null;
                     onReply(attempt.sentAt, reply, error);
                 };
@@ -135,6 +136,17 @@ final class Contending {
                         campaign.execute(settle);
                     }
                 });
+    }
+
+    /**
+     * The run no longer waits for the last acquire's outcome (an internal error dropped it): a win
+     * it brings is settled as one that came late.
+     */
+    void giveUp() {
+        Attempt attempt = last;
+        if (attempt != null && !attempt.delivered) {
+            attempt.abandoned = true;
+        }
     }
 
     /** Takes a win that came after its attempt was abandoned, if it can still be a term. */
@@ -234,8 +246,11 @@ final class Contending {
 
         CompletableFuture<AcquireReply> reply = new CompletableFuture<>();
 
-        /** Whether its outcome was delivered as a timeout; confined to the loop. */
+        /** Whether its outcome was delivered as a timeout, or dropped; confined to the loop. */
         boolean abandoned;
+
+        /** Whether its outcome was delivered; confined to the loop. */
+        boolean delivered;
 
         Attempt(long sentAt) {
             this.sentAt = sentAt;

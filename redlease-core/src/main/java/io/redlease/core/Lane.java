@@ -4,6 +4,7 @@ import java.util.ArrayDeque;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
@@ -49,6 +50,8 @@ final class Lane {
 
     /** Whether the WARN for an executor that ran a turn on an engine thread was logged. */
     private volatile boolean warnedDirect;
+
+    private volatile boolean warnedFailing;
 
     private @Nullable Thread currentThread;
 
@@ -139,20 +142,23 @@ final class Lane {
         if (ElectorRuntime.onLoopThread() || Steps.inStep()) {
             dispatching.set(this);
         }
+        // One turn, whoever runs it: an executor that throws may have run or queued it already.
+        Turn turn = new Turn();
         try {
-            executor.execute(this::drain);
+            executor.execute(turn);
         } catch (RuntimeException ex) {
             // The application's executor is shutting down (or failed): finish on the engine's own,
             // so that this lane's callbacks go on.
-            if (!(ex instanceof RejectedExecutionException)) {
+            if (!(ex instanceof RejectedExecutionException) && !warnedFailing) {
+                warnedFailing = true;
                 logger.warn(
                         "redlease: the callback executor of '"
                                 + election
-                                + "' failed to take a callback; it runs on redlease's own"
-                                + " callback pool",
+                                + "' failed to take a callback; such callbacks run on redlease's"
+                                + " own callback pool",
                         ex);
             }
-            ElectorRuntime.callbacks().execute(this::drain);
+            ElectorRuntime.callbacks().execute(turn);
         } finally {
             dispatching.set(outer);
         }
@@ -215,4 +221,17 @@ final class Lane {
     }
 
     private record Callback(String what, Runnable action) {}
+
+    /** A turn of the lane, run at most once. */
+    private final class Turn implements Runnable {
+
+        private final AtomicBoolean claimed = new AtomicBoolean();
+
+        @Override
+        public void run() {
+            if (claimed.compareAndSet(false, true)) {
+                drain();
+            }
+        }
+    }
 }

@@ -109,11 +109,6 @@ final class Leadership {
 
     private void onTaskEnded(Lease lease, @Nullable Throwable failure) {
         lease.taskRunning = false;
-        if (lease.forgotten) {
-            // The run waits for this task before it contends again (see forget()).
-            campaign.wakeOnLoop();
-            return;
-        }
         if (!lease.ending) {
             if (failure != null) {
                 campaign.notifyError(Operation.TASK, failure);
@@ -451,40 +446,42 @@ final class Leadership {
     }
 
     /**
-     * Drops the term, the last resort after a failed recovery: ends it, gives its lease back
-     * (token-checked, nobody waits) and reports the step-down, each step on its own so that one
-     * failing does not keep the others from running. Returns how long the run should wait before it
-     * contends again: the drain timeout while the term's task still runs (its return wakes the run
-     * sooner, as a step-down would have waited for it), else the acquire interval.
+     * The last resort after a failed recovery: steps down as after an error in a step-down (see
+     * {@link #stepDownAfterError}), so that the lease is released and the step-down reported once
+     * the task has returned or the drain timeout has passed, and the run contends again after that.
+     * If even that throws, drops the term: ends it and reports the step-down, each part on its own,
+     * without a release (the lease lapses after its time to live). Returns whether a step-down goes
+     * on; false when the term was dropped or there was none, and the run must go on by itself.
      */
-    long forget() {
+    boolean forget() {
         Lease lease = this.lease;
-        this.lease = null;
         if (lease == null) {
-            return campaign.acquireInterval;
+            return false;
         }
         lease.ending = true;
-        lease.forgotten = true;
-        quietly(() -> cancel(lease));
         quietly(() -> giveUpRenewal(lease));
+        quietly(campaign::onSteppingDown);
+        try {
+            stepDownAfterError();
+            return true;
+        } catch (RuntimeException ex) {
+            Campaign.logger.error(
+                    "redlease: the term of '"
+                            + campaign.elector.name()
+                            + "' could not step down; dropped without a release",
+                    ex);
+        }
+        this.lease = null;
+        quietly(() -> cancel(lease));
         quietly(() -> lease.term.end(StepDownReason.INTERNAL_ERROR));
         quietly(() -> campaign.elector.unpublish(lease.term));
-        if (!lease.releaseSent) {
-            quietly(
-                    () ->
-                            campaign.releaseUnheld(
-                                    lease.term.token(),
-                                    "of a term dropped after a failed recovery"));
-        }
+        StepDownReason reason = lease.term.endReason().orElse(StepDownReason.INTERNAL_ERROR);
         quietly(
                 () ->
                         campaign.notify(
                                 "onSteppedDown",
-                                () ->
-                                        campaign.elector
-                                                .observer()
-                                                .onSteppedDown(StepDownReason.INTERNAL_ERROR)));
-        return lease.taskRunning ? drainTimeout : campaign.acquireInterval;
+                                () -> campaign.elector.observer().onSteppedDown(reason)));
+        return false;
     }
 
     private static void quietly(Runnable action) {
@@ -539,9 +536,6 @@ final class Leadership {
 
         /** Whether the release went out; a failure before it must still send it. */
         boolean releaseSent;
-
-        /** Whether the term was dropped after a failed recovery; see {@link #forget()}. */
-        boolean forgotten;
 
         /** Whether the release waits for the interrupted task or the before-release hooks. */
         boolean awaitingTask;

@@ -75,9 +75,6 @@ final class ReleaseNotifications {
     /** How long a channel added to the subscription in place may wait for its confirmation. */
     static final long ADD_BOUND_MILLIS = 5000;
 
-    /** How soon a failed replacement of the subscription's connection is tried again. */
-    static final long REPLACE_RETRY_MILLIS = 1000;
-
     /**
      * Adds channels to a subscription in place, for a subscribing thread that waits a bounded time
      * (see {@link #add}); idle threads end.
@@ -320,7 +317,8 @@ final class ReleaseNotifications {
             }
         }
         if (failed != null) {
-            replace(failed);
+            Container replaced = failed;
+            ADDING.execute(() -> replace(replaced));
         }
     }
 
@@ -356,41 +354,41 @@ final class ReleaseNotifications {
 
     /**
      * Replaces the subscription's connection, if it is still {@code failed}, after a closed
-     * registration's channels could not be dropped from it: builds a new subscription for every
-     * registered channel and drops the old connection. Until that succeeds (or another subscribe
-     * rebuilds first), it tries again every {@value #REPLACE_RETRY_MILLIS} ms; meanwhile the old
-     * subscription serves on, the closed channels with it.
+     * registration's channels could not be dropped from it (the client tracks them, and would
+     * subscribe them again each time it restores that connection): closes it, off the changes lock,
+     * and interrupts every registration, whose elections subscribe again on a new connection (see
+     * {@link #subscribe}) after their grace for a restore the client can no longer make.
      */
     private void replace(Container failed) {
-        try {
-            synchronized (changes) {
-                if (container != failed) {
-                    return;
-                }
-                suspect = true;
-                rebuild();
+        synchronized (changes) {
+            if (container != failed || stopped(factory)) {
+                return;
             }
-        } catch (RuntimeException ex) {
-            logger.debug("redlease: replacing the release subscription failed; trying again", ex);
-            CompletableFuture.delayedExecutor(REPLACE_RETRY_MILLIS, TimeUnit.MILLISECONDS, ADDING)
-                    .execute(() -> replace(failed));
+            suspect = true;
         }
+        destroy(failed);
+        interrupted(
+                new IllegalStateException(
+                        "redlease: the release subscription's connection was replaced, as a"
+                                + " closed channel could not be dropped from it"));
     }
 
     /**
      * Unsubscribes a closed registration's member that its client subscribed again (restoring a
-     * lost connection, or finishing an add that went on past its bound), off the client's thread
-     * and without the changes lock; if that fails, the connection is replaced.
+     * lost connection, or finishing an add that went on past its bound), off the client's thread;
+     * if that fails or does not end in time, the connection is replaced.
      */
     private void dropLate(Member member) {
         ADDING.execute(
                 () -> {
-                    if (container != member.container || stopped(factory)) {
-                        return;
+                    synchronized (changes) {
+                        if (container != member.container
+                                || stopped(factory)
+                                || removeBounded(member)) {
+                            return;
+                        }
                     }
-                    if (!removeBounded(member)) {
-                        replace(member.container);
-                    }
+                    replace(member.container);
                 });
     }
 

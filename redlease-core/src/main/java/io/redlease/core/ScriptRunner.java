@@ -153,10 +153,14 @@ interface ScriptRunner {
             reply.command = connected;
             connected.whenComplete(
                     (opened, error) -> {
-                        if (error != null) {
-                            fail(reply, error);
-                        } else if (!reply.isDone()) {
-                            send(opened, script, keys, args, reply);
+                        try {
+                            if (error != null) {
+                                fail(reply, error);
+                            } else if (!reply.isDone()) {
+                                send(opened, script, keys, args, reply);
+                            }
+                        } catch (Throwable ex) {
+                            reply.completeExceptionally(ex);
                         }
                     });
             return reply;

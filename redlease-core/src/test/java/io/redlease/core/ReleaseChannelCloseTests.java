@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -92,8 +93,8 @@ class ReleaseChannelCloseTests {
         ownFactories.add(factory);
         String first = LeaseProtocol.releaseChannel(name + "-1");
         String second = LeaseProtocol.releaseChannel(name + "-2");
-        ReleaseNotifications.Registration r1 = register(factory, List.of(first), "a", null);
-        ReleaseNotifications.Registration r2 = register(factory, List.of(second), "a", null);
+        ReleaseNotifications.Registration r1 = register(factory, List.of(first), "a", null, false);
+        ReleaseNotifications.Registration r2 = register(factory, List.of(second), "a", null, false);
         factory.armed = true;
         Future<?> subscribing = pool.submit(r1::subscribe);
         assertThat(factory.entered.await(10, TimeUnit.SECONDS)).isTrue();
@@ -120,7 +121,7 @@ class ReleaseChannelCloseTests {
     /**
      * Dropping a closed registration's channel that the client subscribed again waits for Redis; if
      * the connection goes silent right after the client restored it, that wait ends only at the
-     * client's command timeout. It must not hold the subscription's changes lock meanwhile, which
+     * client's command timeout. It must not hold the subscription's changes lock that long, which
      * every subscribe and close of the factory's elections takes.
      */
     @Test
@@ -132,8 +133,8 @@ class ReleaseChannelCloseTests {
         RedisConnectionFactory factory = proxied.getConnectionFactory();
         String first = LeaseProtocol.releaseChannel(name + "-1");
         String second = LeaseProtocol.releaseChannel(name + "-2");
-        ReleaseNotifications.Registration r1 = register(factory, List.of(first), "a", null);
-        ReleaseNotifications.Registration r2 = register(factory, List.of(second), "a", null);
+        ReleaseNotifications.Registration r1 = register(factory, List.of(first), "a", null, false);
+        ReleaseNotifications.Registration r2 = register(factory, List.of(second), "a", null, false);
         r1.subscribe();
         r2.subscribe();
         await().atMost(Duration.ofSeconds(10)).until(() -> r1.subscribed() && r2.subscribed());
@@ -161,7 +162,8 @@ class ReleaseChannelCloseTests {
                         });
         other.start();
         try {
-            assertThat(taken.await(5, TimeUnit.SECONDS))
+            // The drop holds it at most 5 s (ADD_BOUND_MILLIS), not the client's 30 s.
+            assertThat(taken.await(20, TimeUnit.SECONDS))
                     .as("another subscribe or close takes the changes lock while the drop waits")
                     .isTrue();
         } finally {
@@ -188,8 +190,8 @@ class ReleaseChannelCloseTests {
         String first = LeaseProtocol.releaseChannel(name + "-1");
         String second = LeaseProtocol.releaseChannel(name + "-2");
         AtomicInteger heard = new AtomicInteger();
-        ReleaseNotifications.Registration r1 = register(factory, List.of(first), "a", heard);
-        ReleaseNotifications.Registration r2 = register(factory, List.of(second), "a", null);
+        ReleaseNotifications.Registration r1 = register(factory, List.of(first), "a", heard, true);
+        ReleaseNotifications.Registration r2 = register(factory, List.of(second), "a", null, true);
         r1.subscribe();
         r2.subscribe();
         await().atMost(Duration.ofSeconds(10)).until(() -> r1.subscribed() && r2.subscribed());
@@ -209,8 +211,8 @@ class ReleaseChannelCloseTests {
         await().atMost(Duration.ofSeconds(15)).until(() -> !dropping());
         proxy.cut();
         proxy.pass();
-        // The client restores the first registration's channel, and the closed one's with it:
-        // that connection is replaced.
+        // The client restores the first registration's channel, and the closed one's with it,
+        // unless that connection was replaced; the first registration subscribes again then.
         await().atMost(Duration.ofSeconds(20))
                 .until(() -> r1.subscribed() && subscribers(first) == 1);
         await().atMost(Duration.ofSeconds(20))
@@ -220,8 +222,17 @@ class ReleaseChannelCloseTests {
         await().atMost(Duration.ofSeconds(5)).until(() -> heard.get() == 1);
     }
 
+    /**
+     * Registers a channel; one that {@code restores} subscribes again after an interruption, as an
+     * election does.
+     */
     private ReleaseNotifications.Registration register(
-            RedisConnectionFactory factory, List<String> channels, String id, AtomicInteger heard) {
+            RedisConnectionFactory factory,
+            List<String> channels,
+            String id,
+            AtomicInteger heard,
+            boolean restores) {
+        AtomicReference<ReleaseNotifications.Registration> self = new AtomicReference<>();
         ReleaseNotifications.Registration registration =
                 ReleaseNotifications.register(
                         factory,
@@ -239,10 +250,42 @@ class ReleaseChannelCloseTests {
                             public void subscribed() {}
 
                             @Override
-                            public void interrupted(Throwable cause) {}
+                            public void interrupted(Throwable cause) {
+                                if (restores) {
+                                    restoreLater(self.get());
+                                }
+                            }
                         });
+        self.set(registration);
         registrations.add(registration);
         return registration;
+    }
+
+    /**
+     * Subscribes an interrupted registration again unless the client restored it meanwhile, as an
+     * election does: after {@value Subscription#GRACE_MILLIS} ms, and again until it is subscribed.
+     */
+    private void restoreLater(ReleaseNotifications.Registration registration) {
+        CompletableFuture.delayedExecutor(Subscription.GRACE_MILLIS, TimeUnit.MILLISECONDS, pool)
+                .execute(
+                        () -> {
+                            if (registration.subscribed() || closed(registration)) {
+                                return;
+                            }
+                            try {
+                                registration.subscribe();
+                            } catch (RuntimeException notYet) {
+                                restoreLater(registration);
+                            }
+                        });
+    }
+
+    private static boolean closed(ReleaseNotifications.Registration registration) {
+        try {
+            return (Boolean) field(registration, "closed");
+        } catch (Exception ex) {
+            throw new IllegalStateException(ex);
+        }
     }
 
     private long subscribers(String channel) {
