@@ -25,8 +25,9 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * writes with 1 and 2 threads, acquire plus release, and {@code @LeaderOnly}; then the fenced
  * against plain ratio once more, measured in alternation ({@link PairedWrites}).
  *
- * <p>Usage: {@code JmhSuite [--out benchmarks/target/jmh] [--warmup 3] [--iterations 5] [--time 2]}
- * (iterations of {@code --time} seconds, one fork each).
+ * <p>Usage: {@code JmhSuite [--out benchmarks/target/jmh] [--warmup 3] [--iterations 5] [--time 2]
+ * [--paired-only false]} (iterations of {@code --time} seconds, one fork each; {@code --paired-only
+ * true} runs only the measurement in alternation, in about half a minute).
  */
 public final class JmhSuite {
 
@@ -41,8 +42,10 @@ public final class JmhSuite {
         int warmup = 3;
         int iterations = 5;
         int seconds = 2;
+        boolean pairedOnly = false;
         for (int i = 0; i < args.length; i += 2) {
             switch (args[i]) {
+                case "--paired-only" -> pairedOnly = Boolean.parseBoolean(args[i + 1]);
                 case "--out" -> out = Path.of(args[i + 1]);
                 case "--warmup" -> warmup = Integer.parseInt(args[i + 1]);
                 case "--iterations" -> iterations = Integer.parseInt(args[i + 1]);
@@ -55,6 +58,20 @@ public final class JmhSuite {
         Map<String, String> machine;
         try (RedisServer redis = BenchRedis.start()) {
             machine = Machine.describe(redis);
+        }
+        if (pairedOnly) {
+            StringBuilder md = new StringBuilder();
+            md.append("<!-- written by JmhSuite --paired-only on ")
+                    .append(Instant.now())
+                    .append(" -->\n\n| Machine and versions | |\n|---|---|\n");
+            machine.forEach(
+                    (k, v) -> md.append("| ").append(k).append(" | ").append(v).append(" |\n"));
+            pairedSection(md, PairedWrites.run(PAIRED_ROUNDS, PAIRED_BLOCK));
+            md.append("\nLoad average at end: ").append(Machine.loadAverage()).append('\n');
+            Files.writeString(out.resolve("summary-paired.md"), md, StandardCharsets.UTF_8);
+            System.out.println(md);
+            System.out.println("wrote " + out.resolve("summary-paired.md"));
+            return;
         }
         List<RunResult> fenced1 =
                 run(
@@ -136,23 +153,7 @@ public final class JmhSuite {
         md.append(ratioRow("plain SET ÷ PING", t1, t2, "plainSet", "ping"));
         md.append(ratioRow("fenced SET ÷ PING", t1, t2, "fencedSet", "ping"));
 
-        md.append(
-                "\n#### Fenced against plain writes, measured in alternation\n\n"
-                        + "Rounds of "
-                        + PAIRED_BLOCK
-                        + " plain and "
-                        + PAIRED_BLOCK
-                        + " fenced writes (order alternating), "
-                        + PAIRED_ROUNDS
-                        + " rounds after 50 warm-up rounds; ratio = fenced ÷ plain throughput per"
-                        + " round. Time per write is wall time ÷ writes × threads.\n\n");
-        md.append(
-                "| Write | Threads | plain, per write (median) | fenced, per write (median) |"
-                        + " fenced ÷ plain throughput (median) | interquartile range |\n");
-        md.append("|---|---|---|---|---|---|\n");
-        for (String row : paired) {
-            md.append(row.startsWith("|") ? "" : "\n").append(row).append('\n');
-        }
+        pairedSection(md, paired);
 
         md.append(
                 "\n#### Acquire + release\n\n| Benchmark | releaseNotifications | µs/op |\n|---|---|---|\n");
@@ -178,6 +179,27 @@ public final class JmhSuite {
         Files.writeString(out.resolve("summary.md"), md, StandardCharsets.UTF_8);
         System.out.println(md);
         System.out.println("wrote " + out.resolve("summary.md"));
+    }
+
+    /** Appends the fenced against plain writes measured in alternation ({@link PairedWrites}). */
+    private static void pairedSection(StringBuilder md, List<String> paired) {
+        md.append(
+                "\n#### Fenced against plain writes, measured in alternation\n\n"
+                        + "Rounds of "
+                        + PAIRED_BLOCK
+                        + " plain and "
+                        + PAIRED_BLOCK
+                        + " fenced writes (order alternating), "
+                        + PAIRED_ROUNDS
+                        + " rounds after 50 warm-up rounds; ratio = fenced ÷ plain throughput per"
+                        + " round. Time per write is wall time ÷ writes × threads.\n\n");
+        md.append(
+                "| Write | Threads | plain, per write (median) | fenced, per write (median) |"
+                        + " fenced ÷ plain throughput (median) | interquartile range |\n");
+        md.append("|---|---|---|---|---|---|\n");
+        for (String row : paired) {
+            md.append(row.startsWith("|") ? "" : "\n").append(row).append('\n');
+        }
     }
 
     private static ChainedOptionsBuilder options(
