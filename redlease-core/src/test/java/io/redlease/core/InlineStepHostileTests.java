@@ -125,16 +125,6 @@ class InlineStepHostileTests {
         return field.get(owner);
     }
 
-    private static boolean onStack(Class<?> type, String method) {
-        return StackWalker.getInstance()
-                .walk(
-                        frames ->
-                                frames.anyMatch(
-                                        frame ->
-                                                frame.getClassName().equals(type.getName())
-                                                        && frame.getMethodName().equals(method)));
-    }
-
     /**
      * Starts leader a and follower b, then stops a: the first time b's clock is read where {@code
      * at} holds, b is stopped from another thread while that read waits (up to 5 s) for the stop to
@@ -336,7 +326,7 @@ class InlineStepHostileTests {
         LongSupplier clock =
                 () -> {
                     if (clientThread()
-                            && onStack(Contending.class, "acquire")
+                            && Stacks.onStack(Contending.class, "acquire")
                             && armed.compareAndSet(true, false)) {
                         thrownOn.set(Thread.currentThread().getName());
                         throw new IllegalStateException("probe: the clock throws");
@@ -393,7 +383,7 @@ class InlineStepHostileTests {
         AtomicReference<String> heldOn = new AtomicReference<>();
         Elector b =
                 stopFollowerFromAnotherThreadWhen(
-                        () -> onStack(Leadership.class, "lead"), leader, follower, heldOn);
+                        () -> Stacks.onStack(Leadership.class, "lead"), leader, follower, heldOn);
         assertThat(heldOn.get())
                 .as("the win was taken inline on a client thread")
                 .startsWith("lettuce-");
@@ -694,7 +684,8 @@ class InlineStepHostileTests {
         AtomicReference<CompletableFuture<Void>> stop = new AtomicReference<>();
         LongSupplier clock =
                 () -> {
-                    if (onStack(Contending.class, "settled") && armed.compareAndSet(true, false)) {
+                    if (Stacks.onStack(Contending.class, "settled")
+                            && armed.compareAndSet(true, false)) {
                         Thread stopper =
                                 new Thread(() -> stop.set(self.get().stopAsync()), "stopper");
                         stopper.start();
@@ -938,7 +929,7 @@ class InlineStepHostileTests {
         LongSupplier clock =
                 () -> {
                     if (clientThread()
-                            && onStack(Contending.class, "settled")
+                            && Stacks.onStack(Contending.class, "settled")
                             && armed.compareAndSet(true, false)) {
                         engaged.set(true);
                         await().atMost(Duration.ofSeconds(10))
@@ -1006,7 +997,7 @@ class InlineStepHostileTests {
         AtomicReference<String> heldOn = new AtomicReference<>();
         Elector b =
                 stopFollowerFromAnotherThreadWhen(
-                        () -> clientThread() && onStack(Contending.class, "acquire"),
+                        () -> clientThread() && Stacks.onStack(Contending.class, "acquire"),
                         leader,
                         follower,
                         heldOn);
@@ -1030,7 +1021,7 @@ class InlineStepHostileTests {
         AtomicBoolean armed = new AtomicBoolean();
         LongSupplier clock =
                 () -> {
-                    if (onStack(Term.class, "end") && armed.compareAndSet(true, false)) {
+                    if (Stacks.onStack(Term.class, "end") && armed.compareAndSet(true, false)) {
                         throw new IllegalStateException("probe: the clock throws in Term.end");
                     }
                     return System.nanoTime();

@@ -30,7 +30,6 @@ import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.RedisStandaloneConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
-import org.springframework.data.redis.core.StringRedisTemplate;
 
 /**
  * A closed registration's release channel leaves the shared subscription whatever the connection
@@ -49,6 +48,9 @@ class ReleaseChannelCloseTests {
     private final List<ReleaseNotifications.Registration> registrations = new ArrayList<>();
 
     private final ExecutorService pool = Executors.newCachedThreadPool();
+
+    /** Registrations that subscribe again after an interruption, as an election does. */
+    private final List<ReleaseNotifications.Registration> restoring = new ArrayList<>();
 
     private RedisServer server;
 
@@ -93,8 +95,8 @@ class ReleaseChannelCloseTests {
         ownFactories.add(factory);
         String first = LeaseProtocol.releaseChannel(name + "-1");
         String second = LeaseProtocol.releaseChannel(name + "-2");
-        ReleaseNotifications.Registration r1 = register(factory, List.of(first), "a", null, false);
-        ReleaseNotifications.Registration r2 = register(factory, List.of(second), "a", null, false);
+        ReleaseNotifications.Registration r1 = register(factory, List.of(first), null, false);
+        ReleaseNotifications.Registration r2 = register(factory, List.of(second), null, false);
         factory.armed = true;
         Future<?> subscribing = pool.submit(r1::subscribe);
         assertThat(factory.entered.await(10, TimeUnit.SECONDS)).isTrue();
@@ -128,29 +130,13 @@ class ReleaseChannelCloseTests {
     void droppingAChannelOnASilentConnectionDoesNotHoldTheOthersUp() throws Exception {
         TcpProxy proxy = TcpProxy.start(server);
         proxies.add(proxy);
-        StringRedisTemplate proxied =
-                templates.on(proxy.host(), proxy.port(), null, Duration.ofSeconds(30));
-        RedisConnectionFactory factory = proxied.getConnectionFactory();
-        String first = LeaseProtocol.releaseChannel(name + "-1");
-        String second = LeaseProtocol.releaseChannel(name + "-2");
-        ReleaseNotifications.Registration r1 = register(factory, List.of(first), "a", null, false);
-        ReleaseNotifications.Registration r2 = register(factory, List.of(second), "a", null, false);
-        r1.subscribe();
-        r2.subscribe();
-        await().atMost(Duration.ofSeconds(10)).until(() -> r1.subscribed() && r2.subscribed());
-        proxy.blackhole();
-        proxy.cut();
-        await().atMost(Duration.ofSeconds(10)).until(() -> !r1.subscribed() && !r2.subscribed());
-        r2.close();
-        // The client restores slowly, so that the connection can go silent right after.
-        proxy.delay(Duration.ofMillis(700));
-        await().atMost(Duration.ofSeconds(20))
-                .pollInterval(Duration.ofMillis(1))
-                .until(r1::subscribed);
-        proxy.blackhole();
-        await().atMost(Duration.ofSeconds(5))
-                .pollInterval(Duration.ofMillis(1))
-                .until(ReleaseChannelCloseTests::dropping);
+        RedisConnectionFactory factory =
+                templates
+                        .on(proxy.host(), proxy.port(), null, Duration.ofSeconds(30))
+                        .getConnectionFactory();
+        ReleaseNotifications.Registration first =
+                register(factory, List.of(LeaseProtocol.releaseChannel(name + "-1")), null, false);
+        closeWhileLostAndSilenceTheRestore(proxy, factory, first);
         Object changes = field(notificationsOf(factory), "changes");
         CountDownLatch taken = new CountDownLatch(1);
         Thread other =
@@ -184,29 +170,15 @@ class ReleaseChannelCloseTests {
     void aConnectionFlappingWhileAChannelIsDroppedLeavesNoChannel() throws Exception {
         TcpProxy proxy = TcpProxy.start(server);
         proxies.add(proxy);
-        StringRedisTemplate proxied =
-                templates.on(proxy.host(), proxy.port(), null, Duration.ofSeconds(3));
-        RedisConnectionFactory factory = proxied.getConnectionFactory();
+        RedisConnectionFactory factory =
+                templates
+                        .on(proxy.host(), proxy.port(), null, Duration.ofSeconds(3))
+                        .getConnectionFactory();
         String first = LeaseProtocol.releaseChannel(name + "-1");
         String second = LeaseProtocol.releaseChannel(name + "-2");
         AtomicInteger heard = new AtomicInteger();
-        ReleaseNotifications.Registration r1 = register(factory, List.of(first), "a", heard, true);
-        ReleaseNotifications.Registration r2 = register(factory, List.of(second), "a", null, true);
-        r1.subscribe();
-        r2.subscribe();
-        await().atMost(Duration.ofSeconds(10)).until(() -> r1.subscribed() && r2.subscribed());
-        proxy.blackhole();
-        proxy.cut();
-        await().atMost(Duration.ofSeconds(10)).until(() -> !r1.subscribed() && !r2.subscribed());
-        r2.close();
-        proxy.delay(Duration.ofMillis(700));
-        await().atMost(Duration.ofSeconds(20))
-                .pollInterval(Duration.ofMillis(1))
-                .until(r1::subscribed);
-        proxy.blackhole();
-        await().atMost(Duration.ofSeconds(5))
-                .pollInterval(Duration.ofMillis(1))
-                .until(ReleaseChannelCloseTests::dropping);
+        ReleaseNotifications.Registration r1 = register(factory, List.of(first), heard, true);
+        closeWhileLostAndSilenceTheRestore(proxy, factory, r1);
         // The drop's unsubscribe times out (3 s command timeout), then the connection is lost.
         await().atMost(Duration.ofSeconds(15)).until(() -> !dropping());
         proxy.cut();
@@ -223,13 +195,48 @@ class ReleaseChannelCloseTests {
     }
 
     /**
+     * Subscribes {@code kept} and a second registration (its channel {@code <name>-2}) on the
+     * proxied factory, loses the connection, closes the second while it is lost, lets the client
+     * restore the connection slowly and makes it silent right after: returns once a thread drops
+     * the closed registration's channel, which the client subscribed again.
+     */
+    private void closeWhileLostAndSilenceTheRestore(
+            TcpProxy proxy,
+            RedisConnectionFactory factory,
+            ReleaseNotifications.Registration kept) {
+        ReleaseNotifications.Registration closed =
+                register(
+                        factory,
+                        List.of(LeaseProtocol.releaseChannel(name + "-2")),
+                        null,
+                        restores(kept));
+        kept.subscribe();
+        closed.subscribe();
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> kept.subscribed() && closed.subscribed());
+        proxy.blackhole();
+        proxy.cut();
+        await().atMost(Duration.ofSeconds(10))
+                .until(() -> !kept.subscribed() && !closed.subscribed());
+        closed.close();
+        // The client restores slowly, so that the connection can go silent right after.
+        proxy.delay(Duration.ofMillis(700));
+        await().atMost(Duration.ofSeconds(20))
+                .pollInterval(Duration.ofMillis(1))
+                .until(kept::subscribed);
+        proxy.blackhole();
+        await().atMost(Duration.ofSeconds(5))
+                .pollInterval(Duration.ofMillis(1))
+                .until(ReleaseChannelCloseTests::dropping);
+    }
+
+    /**
      * Registers a channel; one that {@code restores} subscribes again after an interruption, as an
      * election does.
      */
     private ReleaseNotifications.Registration register(
             RedisConnectionFactory factory,
             List<String> channels,
-            String id,
             AtomicInteger heard,
             boolean restores) {
         AtomicReference<ReleaseNotifications.Registration> self = new AtomicReference<>();
@@ -237,7 +244,7 @@ class ReleaseChannelCloseTests {
                 ReleaseNotifications.register(
                         factory,
                         channels,
-                        id,
+                        "a",
                         new ReleaseNotifications.Registration.Listener() {
                             @Override
                             public void released() {
@@ -258,6 +265,9 @@ class ReleaseChannelCloseTests {
                         });
         self.set(registration);
         registrations.add(registration);
+        if (restores) {
+            restoring.add(registration);
+        }
         return registration;
     }
 
@@ -288,6 +298,10 @@ class ReleaseChannelCloseTests {
         }
     }
 
+    private boolean restores(ReleaseNotifications.Registration registration) {
+        return restoring.contains(registration);
+    }
+
     private long subscribers(String channel) {
         List<?> reply = (List<?>) server.command("PUBSUB", "NUMSUB", channel);
         return (Long) reply.get(1);
@@ -303,16 +317,6 @@ class ReleaseChannelCloseTests {
                                                 frame ->
                                                         frame.getMethodName()
                                                                 .contains("dropLate")));
-    }
-
-    private static boolean onStack(Class<?> type, String method) {
-        return StackWalker.getInstance()
-                .walk(
-                        frames ->
-                                frames.anyMatch(
-                                        frame ->
-                                                frame.getClassName().equals(type.getName())
-                                                        && frame.getMethodName().equals(method)));
     }
 
     private static Object notificationsOf(RedisConnectionFactory factory) throws Exception {
@@ -345,7 +349,7 @@ class ReleaseChannelCloseTests {
 
         @Override
         public RedisConnection getConnection() {
-            if (armed && onStack(ReleaseNotifications.class, "rebuild")) {
+            if (armed && Stacks.onStack(ReleaseNotifications.class, "rebuild")) {
                 armed = false;
                 entered.countDown();
                 try {

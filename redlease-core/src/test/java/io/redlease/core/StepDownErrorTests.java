@@ -70,7 +70,7 @@ class StepDownErrorTests {
         AtomicBoolean threw = new AtomicBoolean();
         Executor executor =
                 runnable -> {
-                    if (armed.get() && onStack(ReleaseHooks.class, "call")) {
+                    if (armed.get() && Stacks.onStack(ReleaseHooks.class, "call")) {
                         armed.set(false);
                         threw.set(true);
                         throw new IllegalStateException("test: the executor fails");
@@ -134,12 +134,12 @@ class StepDownErrorTests {
         AtomicBoolean inEnd = new AtomicBoolean();
         LongSupplier clock =
                 () -> {
-                    if (onStack(Leadership.class, "onHoldTimer")
+                    if (Stacks.onStack(Leadership.class, "onHoldTimer")
                             && inTimer.compareAndSet(true, false)) {
                         inEnd.set(true);
                         throw new IllegalStateException("test: the clock throws in a renewal");
                     }
-                    if (onStack(Term.class, "end") && inEnd.compareAndSet(true, false)) {
+                    if (Stacks.onStack(Term.class, "end") && inEnd.compareAndSet(true, false)) {
                         throw new IllegalStateException("test: the clock throws as the term ends");
                     }
                     return System.nanoTime();
@@ -177,15 +177,5 @@ class StepDownErrorTests {
                 .isEqualTo(StepDownReason.INTERNAL_ERROR);
         assertThat(recorder.errors(Operation.INTERNAL)).hasSize(1);
         assertThat(mostRunning.get()).isEqualTo(1);
-    }
-
-    private static boolean onStack(Class<?> type, String method) {
-        return StackWalker.getInstance()
-                .walk(
-                        frames ->
-                                frames.anyMatch(
-                                        frame ->
-                                                frame.getClassName().equals(type.getName())
-                                                        && frame.getMethodName().equals(method)));
     }
 }
