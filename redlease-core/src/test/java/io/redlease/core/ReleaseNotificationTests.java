@@ -12,6 +12,7 @@ import io.redlease.test.RedisExtension;
 import io.redlease.test.RedisServer;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -400,8 +401,22 @@ class ReleaseNotificationTests {
             await().until(() -> subscribers(channel) == 1);
         }
         assertThat(subscriptionConnections()).isEqualTo(connection);
+        // The threads that added them end once idle: thousands of elections keep none for it.
+        await().atMost(Duration.ofSeconds(20))
+                .until(() -> idleThreads("redlease-subscription-add") == 0);
         burst.forEach(ReleaseNotifications.Registration::close);
         first.close();
+    }
+
+    /** How many threads of a pool, by name, wait idle for a task. */
+    private static long idleThreads(String prefix) {
+        return Thread.getAllStackTraces().entrySet().stream()
+                .filter(entry -> entry.getKey().getName().startsWith(prefix))
+                .filter(
+                        entry ->
+                                Arrays.stream(entry.getValue())
+                                        .anyMatch(frame -> frame.getMethodName().equals("getTask")))
+                .count();
     }
 
     static ReleaseNotifications.Registration registration(
