@@ -14,7 +14,8 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -76,11 +77,16 @@ final class ReleaseNotifications {
     static final long ADD_BOUND_MILLIS = 5000;
 
     /**
-     * Adds channels to a subscription in place, for a subscribing thread that waits a bounded time
-     * (see {@link #add}); idle threads end.
+     * Adds channels to a subscription in place, and drops them, for a thread that waits a bounded
+     * time (see {@link #add}); a thread idle for 2 s ends, so that a steady application keeps none.
      */
     private static final ExecutorService ADDING =
-            Executors.newCachedThreadPool(
+            new ThreadPoolExecutor(
+                    0,
+                    Integer.MAX_VALUE,
+                    2,
+                    TimeUnit.SECONDS,
+                    new SynchronousQueue<>(),
                     runnable -> ElectorRuntime.daemon(runnable, "redlease-subscription-add"));
 
     /** Whether adding a channel to {@link #container} failed: the next subscribe rebuilds it. */
