@@ -502,8 +502,9 @@ final class Campaign {
             }
         } catch (Throwable again) {
             logger.error("redlease: recovery of '" + elector.name() + "' failed", again);
-            if (!leadership.forget()) {
-                sleep(acquireInterval);
+            long wait = leadership.forget();
+            if (wait >= 0) {
+                sleep(wait);
             }
         }
     }

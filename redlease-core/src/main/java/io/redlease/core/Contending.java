@@ -146,6 +146,10 @@ final class Contending {
         Attempt attempt = last;
         if (attempt != null && !attempt.delivered) {
             attempt.abandoned = true;
+            if (attempt.reply.isDone()) {
+                // Its settling step may have run already, when it still looked delivered.
+                campaign.execute(() -> settled(attempt));
+            }
         }
     }
 
@@ -155,9 +159,10 @@ final class Contending {
             return;
         }
         AcquireReply reply = attempt.reply.getNow(null);
-        if (reply == null || reply.token() <= 0) {
+        if (reply == null || reply.token() <= 0 || attempt.settled) {
             return;
         }
+        attempt.settled = true;
         if (campaign.stopRequested()) {
             // The stop ended the run while this acquire was past its bound: it won a lease no
             // term will hold. Give it back, so the others need not wait out its time to live.
@@ -251,6 +256,9 @@ final class Contending {
 
         /** Whether its outcome was delivered; confined to the loop. */
         boolean delivered;
+
+        /** Whether its late win was taken or given back; confined to the loop. */
+        boolean settled;
 
         Attempt(long sentAt) {
             this.sentAt = sentAt;

@@ -423,7 +423,7 @@ final class Leadership {
             steppedDown(lease);
             return;
         }
-        if (lease.awaitingTask && lease.timer != null) {
+        if (lease.awaitingTask && lease.timer != null && !lease.timer.isDone()) {
             return;
         }
         campaign.elector.unpublish(lease.term);
@@ -450,26 +450,33 @@ final class Leadership {
      * {@link #stepDownAfterError}), so that the lease is released and the step-down reported once
      * the task has returned or the drain timeout has passed, and the run contends again after that.
      * If even that throws, drops the term: ends it and reports the step-down, each part on its own,
-     * without a release (the lease lapses after its time to live). Returns whether a step-down goes
-     * on; false when the term was dropped or there was none, and the run must go on by itself.
+     * without a release (the lease lapses after its time to live).
+     *
+     * @return -1 when a step-down goes on; else how long the run waits before it contends again
+     *     (the drain timeout while the dropped term's task still runs, else the acquire interval)
      */
-    boolean forget() {
+    long forget() {
         Lease lease = this.lease;
         if (lease == null) {
-            return false;
+            return campaign.acquireInterval;
         }
         lease.ending = true;
         quietly(() -> giveUpRenewal(lease));
         quietly(campaign::onSteppingDown);
         try {
             stepDownAfterError();
-            return true;
+            return -1;
         } catch (RuntimeException ex) {
             Campaign.logger.error(
                     "redlease: the term of '"
                             + campaign.elector.name()
                             + "' could not step down; dropped without a release",
                     ex);
+        }
+        long wait = lease.taskRunning ? drainTimeout : campaign.acquireInterval;
+        if (this.lease != lease) {
+            // It stepped down before the failure: reported already.
+            return wait;
         }
         this.lease = null;
         quietly(() -> cancel(lease));
@@ -481,7 +488,7 @@ final class Leadership {
                         campaign.notify(
                                 "onSteppedDown",
                                 () -> campaign.elector.observer().onSteppedDown(reason)));
-        return false;
+        return wait;
     }
 
     private static void quietly(Runnable action) {

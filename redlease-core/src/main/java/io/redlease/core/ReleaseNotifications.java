@@ -370,13 +370,18 @@ final class ReleaseNotifications {
             if (container != failed || stopped(factory)) {
                 return;
             }
+            // No subscription in use: the next subscribe builds one, and nothing the old one
+            // confirms late counts.
+            container = null;
             suspect = true;
         }
-        destroy(failed);
+        // Every registration was on it: each hears at once that it is off, before the close,
+        // which may wait for the unsubscribe the drop started.
         interrupted(
                 new IllegalStateException(
                         "redlease: the release subscription's connection was replaced, as a"
                                 + " closed channel could not be dropped from it"));
+        destroy(failed);
     }
 
     /**
