@@ -27,10 +27,10 @@ import org.springframework.context.SmartLifecycle;
 final class LeaderLifecycleRegistrar implements SmartLifecycle {
 
     /**
-     * Starts before the elections in either shutdown order (and before the web server and any
-     * listener registry starts).
+     * Starts before the elections in either shutdown order, the web server ({@code DEFAULT_PHASE -
+     * 2048}) and any listener registry.
      */
-    static final int PHASE = RedleaseLifecycle.AFTER_HTTP_DRAIN_PHASE - 1;
+    static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 2049;
 
     private static final Log logger = LogFactory.getLog("io.redlease.lifecycle");
 

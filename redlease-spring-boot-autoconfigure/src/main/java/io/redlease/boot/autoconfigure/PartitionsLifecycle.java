@@ -10,8 +10,8 @@ import org.springframework.context.SmartLifecycle;
 
 /**
  * Starts the partitioned elections once the application context is refreshed and stops them on
- * shutdown, in the phase of the elections ({@code redlease.shutdown-order}, after the task
- * scheduler stopped): each leaves the member set, drains the work of its partitions' terms and
+ * shutdown, in the phase of the elections ({@code redlease.shutdown-order}, after the listener
+ * registries stopped): each leaves the member set, drains the work of its partitions' terms and
  * releases their leases, so the other instances take the partitions over at their next balancing
  * round.
  */

@@ -30,27 +30,29 @@ import org.springframework.context.SmartLifecycle;
  * first failure (a refused connection at once, a server that does not answer at the connect
  * timeout).
  *
- * <p>Its phase ({@code redlease.shutdown-order}) is below the task scheduler's and the listener
- * registries', so on shutdown they stop first; then each elector admits no new leader-only calls,
- * waits for those in flight, ends its term and releases the lease, so a successor starts promptly
- * and no two runs overlap. By default that happens before the web server's graceful shutdown waits
- * for requests in flight ({@link #PHASE}); with {@code after-http-drain} after it ({@link
- * #AFTER_HTTP_DRAIN_PHASE}). Either way the elections start after the web server, before the
- * application reports itself ready.
+ * <p>Its phase ({@code redlease.shutdown-order}) is below the listener registries', so on shutdown
+ * they stop first; then each elector admits no new leader-only calls, waits for those in flight,
+ * ends its term and releases the lease, so a successor starts promptly and no two runs overlap. By
+ * default that happens before the web server's graceful shutdown waits for requests in flight
+ * ({@link #PHASE}); with {@code after-http-drain} right after it ({@link #AFTER_HTTP_DRAIN_PHASE}).
+ * Either way the elections start after the web server, before the application reports itself ready.
+ * The task scheduler's phase is lower still: it stops firing at the context's close, before any
+ * phase, unless it is told to await its tasks; a leader-only job it fires after the term has ended
+ * is refused.
  */
 final class RedleaseLifecycle implements SmartLifecycle {
 
     /**
-     * Stops after the task scheduler and the listener registries (default phase), before the web
-     * server's graceful shutdown ({@code DEFAULT_PHASE - 1024}).
+     * Stops after the listener registries (default phase and just below), before the web server's
+     * graceful shutdown ({@code DEFAULT_PHASE - 1024}).
      */
     static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 512;
 
     /**
-     * Stops after the web server's graceful shutdown, in the phase that stops the web server
-     * ({@code DEFAULT_PHASE - 2048}).
+     * Stops right after the web server's graceful shutdown ({@code DEFAULT_PHASE - 1024}), before a
+     * management server on its own port and the web server itself stop; starts after both.
      */
-    static final int AFTER_HTTP_DRAIN_PHASE = SmartLifecycle.DEFAULT_PHASE - 2048;
+    static final int AFTER_HTTP_DRAIN_PHASE = SmartLifecycle.DEFAULT_PHASE - 1025;
 
     private static final Log logger = LogFactory.getLog(LoggingObserver.LOGGER);
 

@@ -21,6 +21,8 @@ import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.boot.web.server.context.WebServerInitializedEvent;
+import org.springframework.context.ApplicationListener;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.SmartLifecycle;
 
@@ -40,6 +42,9 @@ class ShutdownOrderApplicationTests {
     private ConfigurableApplicationContext context;
 
     private BeforeGracefulShutdown probe;
+
+    /** Who held the lease when the web server had started. */
+    private final List<String> holderAtWebServerStart = new CopyOnWriteArrayList<>();
 
     @BeforeEach
     void setUp(RedisServer server, TestInfo info) {
@@ -67,6 +72,9 @@ class ShutdownOrderApplicationTests {
                                 app ->
                                         app.getBeanFactory()
                                                 .registerSingleton("beforeGracefulShutdown", probe))
+                        .listeners(
+                                (ApplicationListener<WebServerInitializedEvent>)
+                                        event -> holderAtWebServerStart.add(holder()))
                         .properties(
                                 "server.port=0",
                                 "server.shutdown=graceful",
@@ -101,6 +109,20 @@ class ShutdownOrderApplicationTests {
                 .hasSize(1);
         assertThat(probe.holderAtStop.get(0)).as("released before the drain").isEqualTo("none");
         assertThat(holder()).isEqualTo("none");
+    }
+
+    @Test
+    void theElectionsStartAfterTheWebServerByDefault() {
+        start();
+        assertThat(holderAtWebServerStart).containsExactly("none");
+    }
+
+    @Test
+    void theElectionsStartAfterTheWebServerWithAfterHttpDrain() {
+        start("redlease.shutdown-order=after-http-drain");
+        assertThat(holderAtWebServerStart)
+                .as("the lease holder when the web server had started")
+                .containsExactly("none");
     }
 
     @Test
