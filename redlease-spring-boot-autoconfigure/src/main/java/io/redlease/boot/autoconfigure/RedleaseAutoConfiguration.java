@@ -25,12 +25,14 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandi
 import org.springframework.boot.autoconfigure.condition.SearchStrategy;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.thread.Threading;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
 import org.springframework.core.env.Environment;
+import org.springframework.core.task.SimpleAsyncTaskExecutor;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 
 /**
@@ -91,23 +93,32 @@ public final class RedleaseAutoConfiguration {
 
     /**
      * Returns the executor for observer callbacks and leadership events: the application's {@value
-     * #CALLBACK_EXECUTOR_BEAN_NAME} bean; else, with virtual threads on, the application task
-     * executor (a virtual thread per task, so a blocked listener holds up only its own election);
-     * else null for the engine's default pool, which adds a thread while callbacks block. The
-     * platform-thread application task executor is not used: its few threads and unbounded queue
-     * would let a handful of blocked listeners stall every election's events.
+     * #CALLBACK_EXECUTOR_BEAN_NAME} bean; else, with virtual threads active, a virtual thread per
+     * task (so a blocked listener holds up only its own election): the application task executor if
+     * it is one without a concurrency limit, else one of redlease's own; else null for the engine's
+     * default pool, which adds a thread while callbacks block. The engine hands callbacks over on
+     * its own threads, so an executor that makes the caller wait (a concurrency limit, as {@code
+     * spring.task.execution.simple.concurrency-limit} sets) would stall every election on them; the
+     * platform-thread application task executor is not used either: its few threads and unbounded
+     * queue would let a handful of blocked listeners stall every election's events.
      */
     private static @Nullable Executor callbackExecutor(
             Environment environment, BeanFactory beanFactory) {
         if (beanFactory.containsBean(CALLBACK_EXECUTOR_BEAN_NAME)) {
             return beanFactory.getBean(CALLBACK_EXECUTOR_BEAN_NAME, Executor.class);
         }
-        boolean virtual =
-                environment.getProperty("spring.threads.virtual.enabled", Boolean.class, false);
-        if (virtual && beanFactory.containsBean("applicationTaskExecutor")) {
-            return beanFactory.getBean("applicationTaskExecutor", Executor.class);
+        if (!Threading.VIRTUAL.isActive(environment)) {
+            return null;
         }
-        return null;
+        if (beanFactory.containsBean("applicationTaskExecutor")
+                && beanFactory.getBean("applicationTaskExecutor")
+                        instanceof SimpleAsyncTaskExecutor application
+                && !application.isThrottleActive()) {
+            return application;
+        }
+        SimpleAsyncTaskExecutor own = new SimpleAsyncTaskExecutor("redlease-callback-");
+        own.setVirtualThreads(true);
+        return own;
     }
 
     @Bean

@@ -155,6 +155,38 @@ class VirtualThreadsApplicationTests {
         }
     }
 
+    /**
+     * With a concurrency limit on the application task executor, its execute() makes the caller
+     * wait once the limit is reached, and the engine hands callbacks over on its own threads:
+     * redlease's callbacks then run on virtual threads of their own executor instead.
+     */
+    @Test
+    void aThrottledApplicationTaskExecutorIsNotUsedForCallbacks(RedisServer server) {
+        List<String> eventThreads = new CopyOnWriteArrayList<>();
+        try (ConfigurableApplicationContext context =
+                new SpringApplicationBuilder(TestApplication.class)
+                        .web(WebApplicationType.NONE)
+                        .listeners(
+                                (ApplicationListener<LeadershipGrantedEvent>)
+                                        event ->
+                                                eventThreads.add(
+                                                        Thread.currentThread().getName()
+                                                                + " virtual="
+                                                                + Probe.isVirtual(
+                                                                        Thread.currentThread())))
+                        .properties(
+                                "spring.threads.virtual.enabled=true",
+                                "spring.task.execution.simple.concurrency-limit=1",
+                                "spring.data.redis.url=" + server.url(),
+                                "redlease.name=redlease-virtual-threads-test:" + System.nanoTime())
+                        .run()) {
+            await().until(context.getBean(Elector.class)::isLeader);
+            await().until(() -> !eventThreads.isEmpty());
+            assertThat(eventThreads).allMatch(thread -> thread.startsWith("redlease-callback-"));
+            assertThat(eventThreads).allMatch(thread -> thread.endsWith("virtual=true"));
+        }
+    }
+
     /** A once-per-slot job, recording its slots and whether it ran on a virtual thread. */
     static class SlotProbe {
 
