@@ -193,6 +193,25 @@ class LeaderOnlyListenerTests {
         assertThat(b.getBean(Elector.class).isLeader()).isFalse();
     }
 
+    /**
+     * A follower's first connection makes the application's RabbitAdmin declare every queue: an
+     * exclusive one would then belong to the follower's connection, and the leader could not
+     * declare or consume it. Warm standby is skipped then, with a WARN naming the queue.
+     */
+    @Test
+    void anApplicationWithAnExclusiveQueueHasNoWarmStandby(CapturedOutput output) {
+        ConfigurableApplicationContext a = instance("a", "test.exclusive-queue=true");
+        await().until(() -> consuming(a));
+        ConfigurableApplicationContext b = instance("b", "test.exclusive-queue=true");
+        assertThat(b.getBean(Elector.class).firstOutcome()).isCompletedWithValue(false);
+
+        await().atMost(TestTimeScale.scaled(Duration.ofSeconds(20)))
+                .until(() -> output.getOut().contains("declares the exclusive queue(s) [replies]"));
+        assertThat(brokerConnectionOpen(b)).isFalse();
+        a.close();
+        await().until(() -> consuming(b));
+    }
+
     @Test
     void withoutWarmStandbyAFollowerConnectsWhenElected() {
         ConfigurableApplicationContext a = instance("a", "redlease.warm-standby=false");

@@ -51,6 +51,13 @@ class RabbitTestApplication {
         return new Queue("orders");
     }
 
+    /** An exclusive queue: owned by the connection that declares it first. */
+    @Bean
+    @ConditionalOnBooleanProperty("test.exclusive-queue")
+    Queue replies() {
+        return new Queue("replies", false, true, true);
+    }
+
     @Bean
     SimpleRabbitListenerContainerFactory rabbitListenerContainerFactory(
             CachingConnectionFactory connectionFactory,
