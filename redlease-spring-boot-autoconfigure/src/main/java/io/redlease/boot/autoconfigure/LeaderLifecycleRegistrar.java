@@ -326,7 +326,9 @@ final class LeaderLifecycleRegistrar implements SmartLifecycle {
             if (properties.isWarmStandby()) {
                 Runnable warmUp =
                         ListenerContainers.warmUp(
-                                container, LeaderLifecycleRegistrar.class.getClassLoader());
+                                container,
+                                LeaderLifecycleRegistrar.class.getClassLoader(),
+                                beanFactory);
                 if (warmUp != null) {
                     warmUps.put(id, warmUp);
                 }

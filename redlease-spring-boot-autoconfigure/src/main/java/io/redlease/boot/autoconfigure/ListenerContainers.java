@@ -86,7 +86,10 @@ final class ListenerContainers {
      * connection factory, Boot's default, keeps it open for the container); for a JMS container, a
      * connection and a session of its connection factory, both closed again; null for others.
      */
-    static @Nullable Runnable warmUp(SmartLifecycle container, ClassLoader classLoader) {
+    static @Nullable Runnable warmUp(
+            SmartLifecycle container,
+            ClassLoader classLoader,
+            @Nullable ListableBeanFactory beans) {
         Runnable jms =
                 ClassUtils.isPresent(
                                 "org.springframework.jms.listener.AbstractMessageListenerContainer",
@@ -105,7 +108,7 @@ final class ListenerContainers {
         if (ClassUtils.isPresent(
                 "org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer",
                 classLoader)) {
-            return RabbitContainers.warmUp(container);
+            return RabbitContainers.warmUp(container, beans);
         }
         return null;
     }

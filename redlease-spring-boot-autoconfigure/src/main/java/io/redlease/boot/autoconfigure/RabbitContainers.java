@@ -14,15 +14,58 @@ final class RabbitContainers {
 
     private RabbitContainers() {}
 
-    static @Nullable Runnable warmUp(SmartLifecycle container) {
+    /**
+     * Opens a connection of the container's connection factory, unless the application declares an
+     * exclusive queue: the first connection makes its {@code RabbitAdmin} declare every queue, and
+     * an exclusive one would belong to this follower's connection, so the leader could neither
+     * declare nor consume it. The warm-up then fails at once, which is logged as a WARN.
+     */
+    static @Nullable Runnable warmUp(
+            SmartLifecycle container, @Nullable ListableBeanFactory beans) {
         if (!(container
                 instanceof
                 org.springframework.amqp.rabbit.listener.AbstractMessageListenerContainer rabbit)) {
             return null;
         }
+        List<String> exclusive = exclusiveQueues(beans);
+        if (!exclusive.isEmpty()) {
+            return () -> {
+                throw new IllegalStateException(
+                        "redlease: warm standby skipped: the application declares the exclusive"
+                                + " queue(s) "
+                                + exclusive
+                                + ", which a follower's connection would declare and own, so"
+                                + " that the leader could not consume them");
+            };
+        }
         org.springframework.amqp.rabbit.connection.ConnectionFactory connections =
                 rabbit.getConnectionFactory();
         return () -> connections.createConnection().close();
+    }
+
+    /** The names of the exclusive queues the application declares (as beans or declarables). */
+    private static List<String> exclusiveQueues(@Nullable ListableBeanFactory beans) {
+        List<String> names = new java.util.ArrayList<>();
+        if (beans == null) {
+            return names;
+        }
+        List<org.springframework.amqp.core.Queue> queues =
+                new java.util.ArrayList<>(
+                        beans.getBeansOfType(
+                                        org.springframework.amqp.core.Queue.class, false, false)
+                                .values());
+        for (org.springframework.amqp.core.Declarables declarables :
+                beans.getBeansOfType(org.springframework.amqp.core.Declarables.class, false, false)
+                        .values()) {
+            queues.addAll(
+                    declarables.getDeclarablesByType(org.springframework.amqp.core.Queue.class));
+        }
+        for (org.springframework.amqp.core.Queue queue : queues) {
+            if (queue.isExclusive()) {
+                names.add(queue.getName());
+            }
+        }
+        return names;
     }
 
     /**
