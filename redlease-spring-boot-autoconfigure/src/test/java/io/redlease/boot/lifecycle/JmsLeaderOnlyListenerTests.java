@@ -204,6 +204,23 @@ class JmsLeaderOnlyListenerTests {
         assertThat(b.getBean(Elector.class).isLeader()).isFalse();
     }
 
+    /**
+     * A connection factory that shares one connection with a client id (as durable subscriptions
+     * take) keeps the connection a warm-up opens: the follower would hold the client id, which the
+     * broker gives to one connection at a time, and the leader could not connect. Warm standby is
+     * skipped then, with a WARN.
+     */
+    @Test
+    void aConnectionFactoryWithAClientIdHasNoWarmStandby(CapturedOutput output) {
+        server.command("SET", name + ":leader", "someone-else", "PX", "600000");
+        ConfigurableApplicationContext b = instance("b", "test.client-id=orders-" + queue);
+        assertThat(b.getBean(Elector.class).firstOutcome()).isCompletedWithValue(false);
+
+        await().atMost(TestTimeScale.scaled(Duration.ofSeconds(20)))
+                .until(() -> output.getOut().contains("sets the client id"));
+        assertThat(artemis.sessionsOpenedBy(user("b"))).isZero();
+    }
+
     @Test
     void withoutWarmStandbyAFollowerConnectsWhenElected() {
         ConfigurableApplicationContext a = instance("a", "redlease.warm-standby=false");

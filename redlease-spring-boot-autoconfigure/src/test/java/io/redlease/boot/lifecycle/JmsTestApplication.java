@@ -51,7 +51,8 @@ class JmsTestApplication {
      * The listener containers' factory: its containers do not start with the application (unless
      * {@code test.auto-startup=true}); transacted unless {@code test.transacted=false}, then in the
      * acknowledgement mode {@code test.acknowledge-mode}; with a transaction manager when {@code
-     * test.transaction-manager} is {@code jta} or {@code other}.
+     * test.transaction-manager} is {@code jta} or {@code other}; on one shared connection with the
+     * client id {@code test.client-id} if it is set.
      */
     @Bean
     DefaultJmsListenerContainerFactory jmsListenerContainerFactory(
@@ -59,9 +60,19 @@ class JmsTestApplication {
             @Value("${test.transacted:true}") boolean transacted,
             @Value("${test.acknowledge-mode:" + Session.AUTO_ACKNOWLEDGE + "}") int mode,
             @Value("${test.transaction-manager:none}") String manager,
-            @Value("${test.auto-startup:false}") boolean autoStartup) {
+            @Value("${test.auto-startup:false}") boolean autoStartup,
+            @Value("${test.client-id:}") String clientId) {
         DefaultJmsListenerContainerFactory factory = new DefaultJmsListenerContainerFactory();
-        factory.setConnectionFactory(connectionFactory);
+        if (clientId.isEmpty()) {
+            factory.setConnectionFactory(connectionFactory);
+        } else {
+            // One shared connection with a client id, as durable subscriptions take.
+            org.springframework.jms.connection.SingleConnectionFactory single =
+                    new org.springframework.jms.connection.SingleConnectionFactory(
+                            connectionFactory);
+            single.setClientId(clientId);
+            factory.setConnectionFactory(single);
+        }
         factory.setSessionTransacted(transacted);
         factory.setSessionAcknowledgeMode(mode);
         factory.setReceiveTimeout(100L);
