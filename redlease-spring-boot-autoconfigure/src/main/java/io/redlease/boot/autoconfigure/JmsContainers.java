@@ -25,6 +25,19 @@ final class JmsContainers {
             return null;
         }
         jakarta.jms.ConnectionFactory connections = jms.getConnectionFactory();
+        if (connections instanceof org.springframework.jms.connection.SingleConnectionFactory single
+                && new org.springframework.beans.DirectFieldAccessor(single)
+                                .getPropertyValue("clientId")
+                        != null) {
+            // Its one connection stays open after a close: the follower would hold the client
+            // id, which the broker gives to one connection at a time.
+            return () -> {
+                throw new IllegalStateException(
+                        "redlease: warm standby skipped: the container's connection factory"
+                                + " shares one connection and sets the client id on it, which a"
+                                + " follower would hold, so that the leader could not connect");
+            };
+        }
         boolean transacted = jms.isSessionTransacted();
         int acknowledgeMode = jms.getSessionAcknowledgeMode();
         return () -> {
