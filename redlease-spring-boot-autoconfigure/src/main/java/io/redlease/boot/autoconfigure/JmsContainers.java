@@ -15,6 +15,9 @@ import org.springframework.context.SmartLifecycle;
  */
 final class JmsContainers {
 
+    private static final org.apache.commons.logging.Log logger =
+            org.apache.commons.logging.LogFactory.getLog("io.redlease.lifecycle");
+
     private JmsContainers() {}
 
     static @Nullable Runnable warmUp(SmartLifecycle container) {
@@ -25,18 +28,24 @@ final class JmsContainers {
             return null;
         }
         jakarta.jms.ConnectionFactory connections = jms.getConnectionFactory();
-        if (connections instanceof org.springframework.jms.connection.SingleConnectionFactory single
-                && new org.springframework.beans.DirectFieldAccessor(single)
-                                .getPropertyValue("clientId")
-                        != null) {
-            // Its one connection stays open after a close: the follower would hold the client
-            // id, which the broker gives to one connection at a time.
-            return () -> {
-                throw new IllegalStateException(
-                        "redlease: warm standby skipped: the container's connection factory"
-                                + " shares one connection and sets the client id on it, which a"
-                                + " follower would hold, so that the leader could not connect");
-            };
+        boolean sharedWithClientId =
+                connections
+                                instanceof
+                                org.springframework.jms.connection.SingleConnectionFactory single
+                        && new org.springframework.beans.DirectFieldAccessor(single)
+                                        .getPropertyValue("clientId")
+                                != null;
+        if (sharedWithClientId || jms.getClientId() != null) {
+            // A connection the warm-up leaves open (a shared or pooled one) could keep the client
+            // id, which the broker gives to one connection at a time, or refuse it to the
+            // container later ("setClientID can only be called directly after the connection is
+            // created").
+            logger.info(
+                    "redlease: no warm standby for the leader-only JMS listener container of '"
+                            + jms.getDestinationName()
+                            + "': it connects with a client id; it connects when this instance"
+                            + " is elected");
+            return null;
         }
         boolean transacted = jms.isSessionTransacted();
         int acknowledgeMode = jms.getSessionAcknowledgeMode();

@@ -12,13 +12,18 @@ import org.springframework.context.SmartLifecycle;
  */
 final class RabbitContainers {
 
+    private static final org.apache.commons.logging.Log logger =
+            org.apache.commons.logging.LogFactory.getLog("io.redlease.lifecycle");
+
     private RabbitContainers() {}
 
     /**
-     * Opens a connection of the container's connection factory, unless the application declares an
-     * exclusive queue: the first connection makes its {@code RabbitAdmin} declare every queue, and
-     * an exclusive one would belong to this follower's connection, so the leader could neither
-     * declare nor consume it. The warm-up then fails at once, which is logged as a WARN.
+     * Opens a connection of the container's connection factory, unless the application declares a
+     * named exclusive queue: the first connection makes its {@code RabbitAdmin} declare every
+     * queue, and a named exclusive one would belong to this follower's connection, so that a leader
+     * elsewhere could neither declare nor consume it. No warm-up then, logged at INFO. (A queue
+     * whose name is made per application, as an {@code AnonymousQueue}'s is, locks no other
+     * instance out.)
      */
     static @Nullable Runnable warmUp(
             SmartLifecycle container, @Nullable ListableBeanFactory beans) {
@@ -29,14 +34,15 @@ final class RabbitContainers {
         }
         List<String> exclusive = exclusiveQueues(beans);
         if (!exclusive.isEmpty()) {
-            return () -> {
-                throw new IllegalStateException(
-                        "redlease: warm standby skipped: the application declares the exclusive"
-                                + " queue(s) "
-                                + exclusive
-                                + ", which a follower's connection would declare and own, so"
-                                + " that the leader could not consume them");
-            };
+            logger.info(
+                    "redlease: no warm standby for the leader-only RabbitMQ listener container"
+                            + " '"
+                            + rabbit.getListenerId()
+                            + "': the application declares the exclusive queue(s) "
+                            + exclusive
+                            + ", which a follower's first connection would declare and own; it"
+                            + " connects when this instance is elected");
+            return null;
         }
         org.springframework.amqp.rabbit.connection.ConnectionFactory connections =
                 rabbit.getConnectionFactory();
@@ -61,7 +67,11 @@ final class RabbitContainers {
                     declarables.getDeclarablesByType(org.springframework.amqp.core.Queue.class));
         }
         for (org.springframework.amqp.core.Queue queue : queues) {
-            if (queue.isExclusive()) {
+            if (queue.isExclusive()
+                    && queue.shouldDeclare()
+                    && !(queue instanceof org.springframework.amqp.core.AnonymousQueue)
+                    && !queue.getName().isEmpty()
+                    && !queue.getName().startsWith("spring.gen-")) {
                 names.add(queue.getName());
             }
         }

@@ -217,7 +217,7 @@ class JmsLeaderOnlyListenerTests {
         assertThat(b.getBean(Elector.class).firstOutcome()).isCompletedWithValue(false);
 
         await().atMost(TestTimeScale.scaled(Duration.ofSeconds(20)))
-                .until(() -> output.getOut().contains("sets the client id"));
+                .until(() -> output.getOut().contains("it connects with a client id"));
         assertThat(artemis.sessionsOpenedBy(user("b"))).isZero();
     }
 

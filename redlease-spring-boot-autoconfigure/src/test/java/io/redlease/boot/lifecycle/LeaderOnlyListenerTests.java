@@ -207,9 +207,21 @@ class LeaderOnlyListenerTests {
 
         await().atMost(TestTimeScale.scaled(Duration.ofSeconds(20)))
                 .until(() -> output.getOut().contains("declares the exclusive queue(s) [replies]"));
+        assertThat(output.getOut()).doesNotContain("could not open the broker connection");
         assertThat(brokerConnectionOpen(b)).isFalse();
         a.close();
         await().until(() -> consuming(b));
+    }
+
+    /** An exclusive queue named per application locks no other instance out. */
+    @Test
+    void anExclusiveQueueNamedPerApplicationKeepsWarmStandby() {
+        ConfigurableApplicationContext a = instance("a", "test.anonymous-queue=true");
+        await().until(() -> consuming(a));
+        ConfigurableApplicationContext b = instance("b", "test.anonymous-queue=true");
+        await().atMost(TestTimeScale.scaled(Duration.ofSeconds(20)))
+                .until(() -> brokerConnectionOpen(b));
+        assertThat(consuming(b)).isFalse();
     }
 
     @Test

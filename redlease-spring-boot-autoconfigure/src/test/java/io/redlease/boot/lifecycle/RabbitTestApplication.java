@@ -51,6 +51,21 @@ class RabbitTestApplication {
         return new Queue("orders");
     }
 
+    /**
+     * A queue named per application (as Spring AMQP names an anonymous one; not an AnonymousQueue,
+     * whose arguments the broker of the tests refuses), exclusive to its connection.
+     */
+    @Bean
+    @ConditionalOnBooleanProperty("test.anonymous-queue")
+    Queue broadcasts() {
+        return new Queue(
+                new org.springframework.amqp.core.Base64UrlNamingStrategy("spring.gen-")
+                        .generateName(),
+                false,
+                true,
+                true);
+    }
+
     /** An exclusive queue: owned by the connection that declares it first. */
     @Bean
     @ConditionalOnBooleanProperty("test.exclusive-queue")
