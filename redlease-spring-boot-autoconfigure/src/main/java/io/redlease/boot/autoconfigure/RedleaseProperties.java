@@ -56,8 +56,8 @@ public class RedleaseProperties {
      * When the elections step down on shutdown: before-http-drain stops their leader-only work and
      * releases their leases before the web server's graceful shutdown waits for requests in flight,
      * so a successor takes over at once; after-http-drain keeps the terms until that wait is over,
-     * for applications that serve leader-only work over HTTP (only that work: leader-only listener
-     * containers and lifecycles stop before the drain either way).
+     * for applications that serve leader-only work over HTTP (listener containers stop before the
+     * drain either way).
      */
     private ShutdownOrder shutdownOrder = ShutdownOrder.BEFORE_HTTP_DRAIN;
 
