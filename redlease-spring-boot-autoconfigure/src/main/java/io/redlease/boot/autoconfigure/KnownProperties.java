@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Enumeration;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.BeanUtils;
@@ -53,7 +54,8 @@ final class KnownProperties {
      * A known name: its elements in uniform form ({@value #ANY} for a map's key) and in dashed
      * form, and what may follow it.
      */
-    private record Known(List<String> uniform, List<String> dashed, Tail tail) {}
+    private record Known(
+            List<String> uniform, List<String> dashed, Tail tail, @Nullable Class<?> type) {}
 
     private final List<Known> known;
 
@@ -118,6 +120,42 @@ final class KnownProperties {
             }
         }
         return false;
+    }
+
+    /**
+     * A property that takes one of an enum's constants: its name in dashed form and the constants a
+     * value may name, in dashed form ({@code DEFAULT}, which refers an annotation back to the
+     * property, is not one).
+     */
+    record Choices(String property, List<String> values) {}
+
+    /** Returns the choices of a property that takes one of an enum's constants, or null. */
+    @Nullable Choices choices(ConfigurationPropertyName name) {
+        for (Known candidate : known) {
+            Class<?> type = candidate.type();
+            if (candidate.tail() == Tail.NONE
+                    && type != null
+                    && type.isEnum()
+                    && candidate.uniform().size() == name.getNumberOfElements()
+                    && matches(candidate, name)) {
+                List<String> values = new ArrayList<>();
+                for (Object constant : type.getEnumConstants()) {
+                    String constantName = ((Enum<?>) constant).name();
+                    if (!"DEFAULT".equals(constantName)) {
+                        values.add(constantName.toLowerCase(Locale.ROOT).replace('_', '-'));
+                    }
+                }
+                List<String> dashed = new ArrayList<>();
+                for (int i = 0; i < candidate.dashed().size(); i++) {
+                    dashed.add(
+                            ANY.equals(candidate.dashed().get(i))
+                                    ? name.getElement(i, Form.DASHED)
+                                    : candidate.dashed().get(i));
+                }
+                return new Choices(String.join(".", dashed), List.copyOf(values));
+            }
+        }
+        return null;
     }
 
     /** Returns the known property whose name is nearest to the name, in dashed form. */
@@ -196,7 +234,7 @@ final class KnownProperties {
         if (type.startsWith(Map.class.getName() + "<")) {
             Class<?> valueType = valueType(type, classLoader);
             if (valueType == null || isPlain(valueType)) {
-                known.add(known(parsed, List.of(), Tail.ANY));
+                known.add(known(parsed, List.of(), Tail.ANY, null));
             } else {
                 addBean(known, parsed, List.of(ANY), valueType, 0);
             }
@@ -204,9 +242,9 @@ final class KnownProperties {
                 || type.startsWith("java.util.Set<")
                 || type.startsWith("java.util.Collection<")
                 || type.endsWith("[]")) {
-            known.add(known(parsed, List.of(), Tail.INDEXES));
+            known.add(known(parsed, List.of(), Tail.INDEXES, null));
         } else {
-            known.add(known(parsed, List.of(), Tail.NONE));
+            known.add(known(parsed, List.of(), Tail.NONE, load(type, classLoader)));
         }
     }
 
@@ -218,7 +256,10 @@ final class KnownProperties {
             Class<?> type,
             int depth) {
         if (depth > 4) {
-            known.add(known(base, prefix, Tail.ANY)); // deeper than any of ours: accept the rest
+            known.add(
+                    known(
+                            base, prefix, Tail.ANY,
+                            null)); // deeper than any of ours: accept the rest
             return;
         }
         for (PropertyDescriptor descriptor : BeanUtils.getPropertyDescriptors(type)) {
@@ -230,12 +271,12 @@ final class KnownProperties {
             path.add(DataObjectPropertyName.toDashedForm(descriptor.getName()));
             boolean writable = descriptor.getWriteMethod() != null;
             if (Map.class.isAssignableFrom(propertyType)) {
-                known.add(known(base, path, Tail.ANY));
+                known.add(known(base, path, Tail.ANY, null));
             } else if (Collection.class.isAssignableFrom(propertyType) || propertyType.isArray()) {
-                known.add(known(base, path, Tail.INDEXES));
+                known.add(known(base, path, Tail.INDEXES, null));
             } else if (isPlain(propertyType)) {
                 if (writable) {
-                    known.add(known(base, path, Tail.NONE));
+                    known.add(known(base, path, Tail.NONE, propertyType));
                 }
             } else if (propertyType != Class.class) {
                 addBean(known, base, path, propertyType, depth + 1);
@@ -243,7 +284,8 @@ final class KnownProperties {
         }
     }
 
-    private static Known known(ConfigurationPropertyName base, List<String> more, Tail tail) {
+    private static Known known(
+            ConfigurationPropertyName base, List<String> more, Tail tail, @Nullable Class<?> type) {
         List<String> uniform = new ArrayList<>();
         List<String> dashed = new ArrayList<>();
         for (int i = 0; i < base.getNumberOfElements(); i++) {
@@ -260,7 +302,7 @@ final class KnownProperties {
                 dashed.add(one.getElement(0, Form.DASHED));
             }
         }
-        return new Known(List.copyOf(uniform), List.copyOf(dashed), tail);
+        return new Known(List.copyOf(uniform), List.copyOf(dashed), tail, type);
     }
 
     /** Returns whether values of the type are bound from one value, not from nested names. */
@@ -270,6 +312,15 @@ final class KnownProperties {
                 || type == Period.class
                 || type == DataSize.class
                 || type.getName().startsWith("java.");
+    }
+
+    /** Loads a type the metadata names, or returns null if it cannot be loaded. */
+    private static @Nullable Class<?> load(String type, ClassLoader classLoader) {
+        try {
+            return type.isEmpty() ? null : ClassUtils.forName(type, classLoader);
+        } catch (ClassNotFoundException | LinkageError ex) {
+            return null;
+        }
     }
 
     /** Returns the value type of {@code java.util.Map<K,V>}, or null if it cannot be loaded. */

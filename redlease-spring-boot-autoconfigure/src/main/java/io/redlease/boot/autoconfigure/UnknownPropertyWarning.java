@@ -72,7 +72,7 @@ final class UnknownPropertyWarning
         if (environment == null) {
             return;
         }
-        Map<ConfigurationPropertyName, String> keys = redleaseKeys(environment);
+        Map<ConfigurationPropertyName, ConfigurationProperty> keys = redleaseKeys(environment);
         if (keys.isEmpty()) {
             return;
         }
@@ -82,14 +82,14 @@ final class UnknownPropertyWarning
             return;
         }
         keys.forEach(
-                (name, where) -> {
+                (name, property) -> {
                     if (!known.isKnown(name)) {
                         String nearest = known.nearest(name);
                         logger.warn(
                                 "redlease: unknown property '"
                                         + name
                                         + "' ("
-                                        + where
+                                        + where(property)
                                         + ") is ignored"
                                         + (nearest != null
                                                 ? "; did you mean '" + nearest + "'?"
@@ -99,11 +99,12 @@ final class UnknownPropertyWarning
     }
 
     /**
-     * Returns every {@code redlease.*} key of the environment, once each, with where it was first
-     * found (its origin, else its property source). They are checked against the metadata later.
+     * Returns every {@code redlease.*} key of the environment, once each, with the property where
+     * it was first found: the one that takes precedence.
      */
-    Map<ConfigurationPropertyName, String> redleaseKeys(Environment environment) {
-        Map<ConfigurationPropertyName, String> keys = new LinkedHashMap<>();
+    static Map<ConfigurationPropertyName, ConfigurationProperty> redleaseKeys(
+            Environment environment) {
+        Map<ConfigurationPropertyName, ConfigurationProperty> keys = new LinkedHashMap<>();
         for (ConfigurationPropertySource source : ConfigurationPropertySources.get(environment)) {
             if (!(source instanceof IterableConfigurationPropertySource iterable)) {
                 continue;
@@ -111,7 +112,15 @@ final class UnknownPropertyWarning
             iterable.stream()
                     .filter(REDLEASE::isAncestorOf)
                     .filter(UnknownPropertyWarning::isNotTooling)
-                    .forEach(name -> keys.computeIfAbsent(name, key -> where(source, key)));
+                    .filter(name -> !keys.containsKey(name))
+                    .forEach(
+                            name -> {
+                                ConfigurationProperty property =
+                                        source.getConfigurationProperty(name);
+                                if (property != null) {
+                                    keys.put(name, property);
+                                }
+                            });
         }
         return keys;
     }
@@ -120,14 +129,15 @@ final class UnknownPropertyWarning
         return TOOLING.stream().noneMatch(tool -> tool.equals(name) || tool.isAncestorOf(name));
     }
 
-    private static String where(
-            ConfigurationPropertySource source, ConfigurationPropertyName name) {
-        ConfigurationProperty property = source.getConfigurationProperty(name);
-        Origin origin = property != null ? property.getOrigin() : null;
+    /** Returns where a property was set: its origin, else its property source. */
+    static String where(ConfigurationProperty property) {
+        Origin origin = property.getOrigin();
         if (origin != null) {
             return "from " + origin;
         }
-        return source.getUnderlyingSource() instanceof PropertySource<?> propertySource
+        ConfigurationPropertySource source = property.getSource();
+        return source != null
+                        && source.getUnderlyingSource() instanceof PropertySource<?> propertySource
                 ? "from property source '" + propertySource.getName() + "'"
                 : "from " + source;
     }
