@@ -90,12 +90,7 @@ final class ListenerContainers {
             SmartLifecycle container,
             ClassLoader classLoader,
             @Nullable ListableBeanFactory beans) {
-        Runnable jms =
-                ClassUtils.isPresent(
-                                "org.springframework.jms.listener.AbstractMessageListenerContainer",
-                                classLoader)
-                        ? JmsContainers.warmUp(container)
-                        : null;
+        Runnable jms = isJmsPresent(classLoader) ? JmsContainers.warmUp(container) : null;
         if (jms != null) {
             return jms;
         }
@@ -119,9 +114,7 @@ final class ListenerContainers {
      * redlease.lifecycle.listeners}.
      */
     static void checkLeaderOnlyBean(String beanName, Object bean, ClassLoader classLoader) {
-        if (ClassUtils.isPresent(
-                        "org.springframework.jms.listener.AbstractMessageListenerContainer",
-                        classLoader)
+        if (isJmsPresent(classLoader)
                 && bean instanceof org.springframework.jms.listener.MessageListenerContainer jms) {
             JmsContainers.checkAcknowledgement(beanName, jms);
         }
@@ -148,10 +141,19 @@ final class ListenerContainers {
                 "org.springframework.kafka.config.KafkaListenerEndpointRegistry", classLoader)) {
             KafkaContainers.add(beanFactory, registries);
         }
-        if (ClassUtils.isPresent(
-                "org.springframework.jms.config.JmsListenerEndpointRegistry", classLoader)) {
+        if (isJmsPresent(classLoader)) {
             JmsContainers.add(beanFactory, registries);
         }
         return registries;
+    }
+
+    /**
+     * Returns whether both spring-jms and the JMS API are on the class path: spring-jms does not
+     * bring the API with it, and the JMS code here reaches {@code jakarta.jms} types.
+     */
+    private static boolean isJmsPresent(ClassLoader classLoader) {
+        return ClassUtils.isPresent(
+                        "org.springframework.jms.config.JmsListenerEndpointRegistry", classLoader)
+                && ClassUtils.isPresent("jakarta.jms.ConnectionFactory", classLoader);
     }
 }
