@@ -251,6 +251,35 @@ class JmsLeaderOnlyListenerTests {
         assertThat(consuming(b)).isFalse();
     }
 
+    /**
+     * A broker that takes the TCP connection and never answers (a host that went silent, or a
+     * client that retries for ever, such as ActiveMQ's failover transport, behave alike): the
+     * warm-up waits in the background, and a WARN says so once the connect timeout has passed.
+     */
+    @Test
+    void aWarmUpThatHasNotConnectedWithinTheConnectTimeoutIsAWarning(CapturedOutput output)
+            throws java.io.IOException {
+        server.command("SET", name + ":leader", "someone-else", "PX", "600000");
+        try (java.net.ServerSocket silent = new java.net.ServerSocket(0, 50)) {
+            ConfigurableApplicationContext b =
+                    start(
+                            "b",
+                            "tcp://127.0.0.1:" + silent.getLocalPort(),
+                            "redlease.connect-timeout=1s");
+
+            await().atMost(TestTimeScale.scaled(Duration.ofSeconds(20)))
+                    .until(
+                            () ->
+                                    output.getOut()
+                                            .contains(
+                                                    "redlease: the leader-only listener container"
+                                                            + " 'orders' has not opened its broker"
+                                                            + " connection within 1s"));
+            assertThat(b.isActive()).isTrue();
+            assertThat(consuming(b)).isFalse();
+        }
+    }
+
     private static int closedPort() {
         try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
             return socket.getLocalPort();
