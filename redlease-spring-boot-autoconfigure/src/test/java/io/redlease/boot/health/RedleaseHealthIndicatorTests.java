@@ -65,6 +65,42 @@ class RedleaseHealthIndicatorTests {
         }
     }
 
+    /**
+     * Until its first outcome an election is neither leader nor follower: a follower that says so
+     * hears the next release, and one still connecting (to a paused Redis here) does not yet.
+     */
+    @Test
+    void anElectionIsStartingUntilItsFirstOutcome(@Dedicated RedisServer server) {
+        LettuceConnectionFactory factory =
+                new LettuceConnectionFactory(
+                        new RedisStandaloneConfiguration(server.host(), server.port()));
+        factory.afterPropertiesSet();
+        factory.start();
+        Elector elector =
+                new Elector(
+                        new StringRedisTemplate(factory),
+                        ElectorConfig.builder("health-" + System.nanoTime())
+                                .ttl(Duration.ofMillis(500))
+                                .connectTimeout(Duration.ofMinutes(10))
+                                .instanceId("a")
+                                .build());
+        RedleaseHealthIndicator indicator = new RedleaseHealthIndicator(Elections.of(elector));
+        server.pause();
+        try {
+            elector.start();
+            assertThat(elector.firstOutcome()).isNotDone();
+            assertThat(details(indicator.health())).containsEntry("role", "starting");
+
+            server.resume();
+            await().atMost(Duration.ofSeconds(30)).until(elector::isLeader);
+            assertThat(details(indicator.health())).containsEntry("role", "leader");
+        } finally {
+            server.resume();
+            elector.close();
+            factory.destroy();
+        }
+    }
+
     @Test
     void notificationsAreOffWithTheCauseUntilTheSubscriptionIsBack(@Dedicated RedisServer server) {
         server.stop();
