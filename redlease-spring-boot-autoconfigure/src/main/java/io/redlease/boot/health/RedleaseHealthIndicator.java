@@ -20,7 +20,7 @@ import org.springframework.boot.health.contributor.Health;
  * its local deadline (the watchdog ends such a term within moments).
  *
  * <p>Details, per election id: the election name, this instance's id, its role ({@code leader},
- * {@code follower} or {@code stopped}) and, when leading, the token; whether release notifications
+ * {@code follower}, {@code starting} until its first outcome, or {@code stopped}) and, when leading, the token; whether release notifications
  * are heard ({@code notifications}: {@code on} or {@code off}, which does not change the status,
  * and when off, why under {@code notificationsOff}: switched off, Cluster, subscribing, a failed
  * subscription with its cause, or a lost subscription connection being restored); when Redis cannot
@@ -143,12 +143,19 @@ public class RedleaseHealthIndicator extends AbstractHealthIndicator {
         }
     }
 
-    /** Returns {@code leader}, {@code follower} or {@code stopped}. */
+    /**
+     * Returns {@code leader}, {@code follower}, {@code stopped}, or {@code starting} while a running
+     * election has no first outcome yet (still connecting, or a follower whose release subscription
+     * is not in place yet).
+     */
     public static String role(Elector elector) {
         if (!elector.isRunning()) {
             return "stopped";
         }
-        return elector.isLeader() ? "leader" : "follower";
+        if (elector.isLeader()) {
+            return "leader";
+        }
+        return elector.firstOutcome().isDone() ? "follower" : "starting";
     }
 
     static String describe(Throwable error) {
