@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
@@ -163,5 +164,57 @@ class FollowerSubscriptionTests {
                 .until(() -> reports.notificationsOffAtReport.size() == 1);
         assertThat(reports.notificationsOffAtReport.get(0))
                 .hasValueSatisfying(reason -> assertThat(reason).contains("cannot subscribe"));
+    }
+
+    /**
+     * The connect timeout bounds the hold from the run's start, not from the first lost attempt: a
+     * follower whose connection took most of it is reported once the rest has passed, so its first
+     * outcome comes within the connect timeout and the acquire, as {@link Elector#firstOutcome()}
+     * says, and an application's startup, which waits that long, sees it.
+     */
+    @Test
+    void theHoldEndsAtTheConnectTimeoutCountedFromTheStart() {
+        server.command("SET", name + ":leader", "someone-else", "PX", "600000");
+        ReleaseNotifications.beforeSubscribe =
+                (channel, instanceId) -> {
+                    if ("b".equals(instanceId)) {
+                        try {
+                            land.await();
+                        } catch (InterruptedException ex) {
+                            Thread.currentThread().interrupt();
+                        }
+                    }
+                };
+        Duration connect = TestTimeScale.scaled(Duration.ofSeconds(4));
+        Elector b =
+                new Elector(
+                        templates.on(server),
+                        ElectorConfig.builder(name)
+                                .ttl(TTL)
+                                .acquireInterval(POLL)
+                                .connectTimeout(connect)
+                                .instanceId("b")
+                                .build());
+        electors.add(b);
+        server.pause();
+        long start = System.nanoTime();
+        AtomicLong reported = new AtomicLong();
+        try {
+            b.start();
+            b.firstOutcome().thenRun(() -> reported.set(System.nanoTime() - start));
+            // The connection waits on the paused server for three quarters of its timeout.
+            await().atMost(connect.multipliedBy(2))
+                    .until(() -> System.nanoTime() - start >= connect.toNanos() * 3 / 4);
+        } finally {
+            server.resume();
+        }
+
+        assertThat(b.firstOutcome())
+                .succeedsWithin(TestTimeScale.scaled(Duration.ofSeconds(30)))
+                .isEqualTo(false);
+        assertThat(b.notificationsOff()).contains("subscribing");
+        // Held for a whole connect timeout after the lost attempt, it would come after 7/4 of it.
+        assertThat(Duration.ofNanos(reported.get()))
+                .isLessThan(connect.multipliedBy(3).dividedBy(2));
     }
 }
