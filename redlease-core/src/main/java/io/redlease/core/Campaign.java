@@ -121,6 +121,12 @@ final class Campaign {
 
     private @Nullable ScheduledFuture<?> heldReportTimer;
 
+    /**
+     * When a held follower report goes out at the latest: the connect timeout after the run's
+     * start, which the connection and the subscription are both made within (System.nanoTime).
+     */
+    private long reportDeadline;
+
     final Subscription subscription;
 
     Campaign(Elector elector, @Nullable LeaderTask task, ElectorRuntime runtime) {
@@ -147,6 +153,7 @@ final class Campaign {
     }
 
     void start() {
+        reportDeadline = System.nanoTime() + config.connectTimeout().toNanos();
         // As a step: a stop that came as the run was published has finished the run, and a run
         // that has finished must not register for release notifications.
         steps.exclusively(
@@ -406,16 +413,17 @@ final class Campaign {
     /**
      * Reports this run a follower: at once, unless its release subscription is still being made;
      * then once it is in place (so that a follower that reports itself hears the next release),
-     * fails, or the connect timeout has passed, whichever comes first. A term won meanwhile drops
-     * the report. On the loop.
+     * fails, or the connect timeout since the run's start has passed, whichever comes first. A term
+     * won meanwhile drops the report. On the loop.
      */
     void reportFollower(Runnable report) {
-        if (!subscription.firstSubscribing()) {
+        long left = reportDeadline - System.nanoTime();
+        if (!subscription.firstSubscribing() || left <= 0) {
             report.run();
             return;
         }
         heldReport = report;
-        heldReportTimer = schedule(this::releaseReport, config.connectTimeout().toNanos());
+        heldReportTimer = schedule(this::releaseReport, left);
     }
 
     /** Delivers a held follower report, if any. On the loop. */

@@ -433,10 +433,10 @@ public final class Elector implements AutoCloseable {
      * ({@link #isLeader()} is true by then, unless the term has already ended), false when another
      * instance holds the lease, the connection or the attempt failed (the run backs off and tries
      * again), or the run stopped. A follower's false waits until its release subscription is in
-     * place (so a release after it is heard), has failed, or the connect timeout has passed.
-     * Completed with false when not running. Completing the returned future has no effect on the
-     * run. Its dependents run on the engine's callback pool (or on the calling thread when it has
-     * completed already), never on an election loop or a Redis client's thread.
+     * place (so a release after it is heard), has failed, or the connect timeout since {@link
+     * #start} has passed. Completed with false when not running. Completing the returned future has
+     * no effect on the run. Its dependents run on the engine's callback pool (or on the calling
+     * thread when it has completed already), never on an election loop or a Redis client's thread.
      */
     public CompletableFuture<Boolean> firstOutcome() {
         return runs.firstOutcome();
