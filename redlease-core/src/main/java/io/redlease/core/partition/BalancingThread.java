@@ -298,7 +298,13 @@ final class BalancingThread {
             stops = List.of();
         } catch (ExecutionException | TimeoutException ex) {
             executor.shutdownNow();
-            stops = balancer.stopAll();
+            logger.warn(
+                    "redlease: partitioned election '"
+                            + name
+                            + "' did not leave on its balancing thread within "
+                            + config.ttl()
+                            + " (a round waiting on Redis); leaving from the stopping thread");
+            stops = leave(membership::removeEntry);
         }
         stops = new ArrayList<>(stops);
         stops.add(unsubscribed);
@@ -315,8 +321,18 @@ final class BalancingThread {
     }
 
     private List<CompletableFuture<Void>> leave() {
+        return leave(membership::leave);
+    }
+
+    /**
+     * Removes the member entry with the given call, then stops every partition. A stop whose
+     * balancing thread has not run the leave in time removes the entry with {@link
+     * Membership#removeEntry()}, which leaves the view of the members, still the balancing
+     * thread's, alone; it goes after the held round's refresh on the shared connection.
+     */
+    private List<CompletableFuture<Void>> leave(Runnable removal) {
         try {
-            membership.leave();
+            removal.run();
         } catch (RuntimeException ex) {
             logger.warn(
                     "redlease: partitioned election '"

@@ -200,6 +200,14 @@ final class Membership {
     }
 
     /**
+     * Removes this instance's entry and nothing else: unlike {@link #leave()}, safe to call from
+     * another thread than the balancing one, for a stop whose balancing thread is held up.
+     */
+    void removeEntry() {
+        call("0");
+    }
+
+    /**
      * Returns whether this instance has finished joining: its first settle period has passed, so it
      * has seen the members that started with it.
      */
