@@ -23,6 +23,7 @@ import org.springframework.context.ApplicationListener;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.task.TaskDecorator;
 import org.springframework.scheduling.annotation.Scheduled;
 
 /**
@@ -184,6 +185,53 @@ class VirtualThreadsApplicationTests {
             await().until(() -> !eventThreads.isEmpty());
             assertThat(eventThreads).allMatch(thread -> thread.startsWith("redlease-callback-"));
             assertThat(eventThreads).allMatch(thread -> thread.endsWith("virtual=true"));
+        }
+    }
+
+    /** Marks the tasks of the executors Boot's task decorator applies to. */
+    @Configuration(proxyBeanMethods = false)
+    static class DecoratorConfiguration {
+
+        static final ThreadLocal<Boolean> decorated = ThreadLocal.withInitial(() -> false);
+
+        @Bean
+        TaskDecorator markingDecorator() {
+            return task ->
+                    () -> {
+                        decorated.set(true);
+                        try {
+                            task.run();
+                        } finally {
+                            decorated.remove();
+                        }
+                    };
+        }
+    }
+
+    /**
+     * redlease's own callback executor is built like the application's: the application's task
+     * decorator wraps its callbacks (a tracing or logging context, say).
+     */
+    @Test
+    void theApplicationsTaskDecoratorWrapsCallbacksOnRedleasesOwnExecutor(RedisServer server) {
+        List<Boolean> decorated = new CopyOnWriteArrayList<>();
+        try (ConfigurableApplicationContext context =
+                new SpringApplicationBuilder(TestApplication.class, DecoratorConfiguration.class)
+                        .web(WebApplicationType.NONE)
+                        .listeners(
+                                (ApplicationListener<LeadershipGrantedEvent>)
+                                        event ->
+                                                decorated.add(
+                                                        DecoratorConfiguration.decorated.get()))
+                        .properties(
+                                "spring.threads.virtual.enabled=true",
+                                "spring.task.execution.simple.concurrency-limit=1",
+                                "spring.data.redis.url=" + server.url(),
+                                "redlease.name=redlease-virtual-threads-test:" + System.nanoTime())
+                        .run()) {
+            await().until(context.getBean(Elector.class)::isLeader);
+            await().until(() -> !decorated.isEmpty());
+            assertThat(decorated).containsOnly(true);
         }
     }
 
