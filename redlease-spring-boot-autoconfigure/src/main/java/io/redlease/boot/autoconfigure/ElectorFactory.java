@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Executor;
 import org.jspecify.annotations.Nullable;
+import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
@@ -21,7 +22,7 @@ import org.springframework.data.redis.core.StringRedisTemplate;
  * what it does not set), then the customizers. Broken rules are reported against the property that
  * set the value.
  */
-final class ElectorFactory {
+final class ElectorFactory implements DisposableBean {
 
     private final RedleaseProperties properties;
 
@@ -33,6 +34,8 @@ final class ElectorFactory {
 
     private final @Nullable Executor callbackExecutor;
 
+    private final @Nullable AutoCloseable ownCallbackExecutor;
+
     private @Nullable StringRedisTemplate template;
 
     /**
@@ -42,18 +45,32 @@ final class ElectorFactory {
      *     elector drains its calls for this long, less the time its release may take
      * @param callbackExecutor the executor for observer callbacks and leadership events, or null
      *     for the engine's default
+     * @param ownCallbackExecutor that executor when redlease made it, to close with the context
      */
     ElectorFactory(
             RedleaseProperties properties,
             ObjectProvider<RedisConnectionFactory> connectionFactory,
             List<ElectorCustomizer> customizers,
             Duration shutdownPhaseTimeout,
-            @Nullable Executor callbackExecutor) {
+            @Nullable Executor callbackExecutor,
+            @Nullable AutoCloseable ownCallbackExecutor) {
         this.properties = properties;
         this.connectionFactory = connectionFactory;
         this.customizers = customizers;
         this.shutdownPhaseTimeout = shutdownPhaseTimeout;
         this.callbackExecutor = callbackExecutor;
+        this.ownCallbackExecutor = ownCallbackExecutor;
+    }
+
+    /**
+     * Closes the callback executor redlease made, once the electors are destroyed: callbacks still
+     * under way are waited for as {@code spring.task.execution.shutdown.*} says.
+     */
+    @Override
+    public void destroy() throws Exception {
+        if (ownCallbackExecutor != null) {
+            ownCallbackExecutor.close();
+        }
     }
 
     /** Creates the elector of an election id ({@value Elections#DEFAULT} or a configured one). */

@@ -25,6 +25,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnSingleCandi
 import org.springframework.boot.autoconfigure.condition.SearchStrategy;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.task.SimpleAsyncTaskExecutorBuilder;
 import org.springframework.boot.thread.Threading;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.ApplicationEventPublisher;
@@ -34,6 +35,7 @@ import org.springframework.core.annotation.Order;
 import org.springframework.core.env.Environment;
 import org.springframework.core.task.SimpleAsyncTaskExecutor;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
+import org.springframework.util.ConcurrencyThrottleSupport;
 
 /**
  * Auto-configuration of redlease leader election: one {@link Elector} per configured election over
@@ -81,12 +83,14 @@ public final class RedleaseAutoConfiguration {
                 Binder.get(environment)
                         .bind("spring.lifecycle.timeout-per-shutdown-phase", Duration.class)
                         .orElse(DEFAULT_SHUTDOWN_PHASE_TIMEOUT);
+        Executor callbackExecutor = callbackExecutor(environment, beanFactory);
         return new ElectorFactory(
                 properties,
                 connectionFactory,
                 customizers.orderedStream().toList(),
                 phaseTimeout,
-                callbackExecutor(environment, beanFactory));
+                callbackExecutor,
+                callbackExecutor instanceof OwnCallbackExecutor own ? own : null);
     }
 
     private static final Duration DEFAULT_SHUTDOWN_PHASE_TIMEOUT = Duration.ofSeconds(30);
@@ -95,12 +99,14 @@ public final class RedleaseAutoConfiguration {
      * Returns the executor for observer callbacks and leadership events: the application's {@value
      * #CALLBACK_EXECUTOR_BEAN_NAME} bean; else, with virtual threads active, a virtual thread per
      * task (so a blocked listener holds up only its own election): the application task executor if
-     * it is one without a concurrency limit, else one of redlease's own; else null for the engine's
-     * default pool, which adds a thread while callbacks block. The engine hands callbacks over on
-     * its own threads, so an executor that makes the caller wait (a concurrency limit, as {@code
-     * spring.task.execution.simple.concurrency-limit} sets) would stall every election on them; the
-     * platform-thread application task executor is not used either: its few threads and unbounded
-     * queue would let a handful of blocked listeners stall every election's events.
+     * it is one without a concurrency limit, else one of redlease's own (built with Boot's {@code
+     * SimpleAsyncTaskExecutorBuilder}, so with the application's task decorator, and closed with
+     * the context); else null for the engine's default pool, which adds a thread while callbacks
+     * block. The engine hands callbacks over on its own threads, so an executor that makes the
+     * caller wait (a concurrency limit, as {@code spring.task.execution.simple.concurrency-limit}
+     * sets) would stall every election on them; the platform-thread application task executor is
+     * not used either: its few threads and unbounded queue would let a handful of blocked listeners
+     * stall every election's events.
      */
     private static @Nullable Executor callbackExecutor(
             Environment environment, BeanFactory beanFactory) {
@@ -116,9 +122,26 @@ public final class RedleaseAutoConfiguration {
                 && !application.isThrottleActive()) {
             return application;
         }
-        SimpleAsyncTaskExecutor own = new SimpleAsyncTaskExecutor("redlease-callback-");
-        own.setVirtualThreads(true);
+        // Boot's builder applies the application's task decorator, and the termination wait of
+        // spring.task.execution.shutdown.*: closed with the context, it waits for callbacks under
+        // way as the application task executor would. Never with a concurrency limit.
+        OwnCallbackExecutor own =
+                beanFactory
+                        .getBeanProvider(SimpleAsyncTaskExecutorBuilder.class)
+                        .getIfAvailable(SimpleAsyncTaskExecutorBuilder::new)
+                        .threadNamePrefix("redlease-callback-")
+                        .virtualThreads(true)
+                        .concurrencyLimit(null)
+                        .rejectTasksWhenLimitReached(false)
+                        .build(OwnCallbackExecutor.class);
+        own.setConcurrencyLimit(ConcurrencyThrottleSupport.UNBOUNDED_CONCURRENCY);
         return own;
+    }
+
+    /** The callback executor redlease makes for itself, which it closes with the context. */
+    static final class OwnCallbackExecutor extends SimpleAsyncTaskExecutor {
+
+        private static final long serialVersionUID = 1L;
     }
 
     @Bean

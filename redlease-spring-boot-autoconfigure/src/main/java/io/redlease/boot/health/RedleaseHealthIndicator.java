@@ -20,19 +20,19 @@ import org.springframework.boot.health.contributor.Health;
  * its local deadline (the watchdog ends such a term within moments).
  *
  * <p>Details, per election id: the election name, this instance's id, its role ({@code leader},
- * {@code follower}, {@code starting} until its first outcome, or {@code stopped}) and, when leading, the token; whether release notifications
- * are heard ({@code notifications}: {@code on} or {@code off}, which does not change the status,
- * and when off, why under {@code notificationsOff}: switched off, Cluster, subscribing, a failed
- * subscription with its cause, or a lost subscription connection being restored); when Redis cannot
- * be reached, the error (with any credentials in URLs masked); under {@code lifecycles}, each
- * leader-only lifecycle bean or listener container and whether it runs (they do not change the
- * status). Under {@code partitions} (an id no election may have), per partitioned election id: its
- * name, this instance's id, whether it runs, the partition count, the partitions this instance
- * owns, its fair share and the live members it counts; a failed balancing round (Redis unreachable)
- * makes the status DOWN. How many partitions an instance owns never changes the status. Under
- * {@code pausedJobs}, when there are any, the election's (or partitioned election's) once-per-slot
- * jobs that an operator paused, as this instance last read their ledgers; a pause never changes the
- * status.
+ * {@code follower}, {@code starting} until its first outcome, or {@code stopped}) and, when
+ * leading, the token; whether release notifications are heard ({@code notifications}: {@code on} or
+ * {@code off}, which does not change the status, and when off, why under {@code notificationsOff}:
+ * switched off, Cluster, subscribing, a failed subscription with its cause, or a lost subscription
+ * connection being restored); when Redis cannot be reached, the error (with any credentials in URLs
+ * masked); under {@code lifecycles}, each leader-only lifecycle bean or listener container and
+ * whether it runs (they do not change the status). Under {@code partitions} (an id no election may
+ * have), per partitioned election id: its name, this instance's id, whether it runs, the partition
+ * count, the partitions this instance owns, its fair share and the live members it counts; a failed
+ * balancing round (Redis unreachable) makes the status DOWN. How many partitions an instance owns
+ * never changes the status. Under {@code pausedJobs}, when there are any, the election's (or
+ * partitioned election's) once-per-slot jobs that an operator paused, as this instance last read
+ * their ledgers; a pause never changes the status.
  */
 public class RedleaseHealthIndicator extends AbstractHealthIndicator {
 
@@ -144,9 +144,9 @@ public class RedleaseHealthIndicator extends AbstractHealthIndicator {
     }
 
     /**
-     * Returns {@code leader}, {@code follower}, {@code stopped}, or {@code starting} while a running
-     * election has no first outcome yet (still connecting, or a follower whose release subscription
-     * is not in place yet).
+     * Returns {@code leader}, {@code follower}, {@code stopped}, or {@code starting} while a
+     * running election has no first outcome yet (still connecting, or a follower whose release
+     * subscription is not in place yet).
      */
     public static String role(Elector elector) {
         if (!elector.isRunning()) {
