@@ -2,7 +2,8 @@
 # Server time of a fenced write against a plain one, as Redis itself counts it (INFO commandstats,
 # usec_per_call), on a private redis-server: the fenced SET and HSET scripts exactly as the core
 # builds them (fence-inline.lua with the write in place), each run N times within one term (the
-# mark holds the token, the common case), then plain SET and HSET.
+# mark holds the token, the common case), then plain SET and HSET, and a script that does nothing
+# (`return 1`): what any script call costs Redis before it runs a command.
 #   benchmarks/fence-server-time.sh [N]      (N defaults to 200000)
 #   FENCE_TEMPLATE=<file> measures another template with the same --[[write]] placeholder.
 set -euo pipefail
@@ -19,6 +20,7 @@ template=${FENCE_TEMPLATE:-redlease-core/src/main/resources/io/redlease/core/fen
 script() { python3 -c 'import sys; print(open(sys.argv[1]).read().replace("--[[write]]", sys.argv[2]))' "$template" "$1"; }
 set_sha=$(cli script load "$(script "redis.call('SET', KEYS[2], ARGV[2])")")
 hset_sha=$(cli script load "$(script "redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])")")
+empty_sha=$(cli script load "return 1")
 cli set bench:fence:applied 7 >/dev/null
 measure() {
   local label=$1 cmd=$2; shift 2
@@ -31,3 +33,4 @@ measure "fenced SET" evalsha evalsha "$set_sha" 2 bench:fence:applied bench:key 
 measure "plain SET" set set bench:key value
 measure "fenced HSET" evalsha evalsha "$hset_sha" 2 bench:fence:applied bench:hash 7 field value
 measure "plain HSET" hset hset bench:hash field value
+measure "empty script" evalsha evalsha "$empty_sha" 0
