@@ -70,6 +70,13 @@ class PartitionStuckLeaveTests {
         // Gone once the stop has returned: the refresh the round sent came first, and the
         // entry it wrote would stay counted for a time to live after the pause.
         assertThat(server.command("ZSCORE", "{" + name + "}:members", "a")).isNull();
+        // Its own view says so too, as after a stop that left on the balancing thread.
+        assertThat(instance.members()).isEmpty();
+
+        // Started again, it joins again.
+        instance.start();
+        await().atMost(TestTimeScale.scaled(Duration.ofSeconds(10)))
+                .until(() -> instance.members().contains("a"));
     }
 
     private boolean aRoundWaitsInItsMemberRefresh() {
