@@ -304,7 +304,7 @@ final class BalancingThread {
                             + "' did not leave on its balancing thread within "
                             + config.ttl()
                             + " (a round waiting on Redis); leaving from the stopping thread");
-            stops = leave(membership::removeEntry);
+            stops = leaveFromStoppingThread();
         }
         stops = new ArrayList<>(stops);
         stops.add(unsubscribed);
@@ -321,26 +321,55 @@ final class BalancingThread {
     }
 
     private List<CompletableFuture<Void>> leave() {
-        return leave(membership::leave);
+        try {
+            membership.leave();
+        } catch (RuntimeException ex) {
+            couldNotLeave(ex);
+        }
+        return balancer.stopAll();
     }
 
     /**
-     * Removes the member entry with the given call, then stops every partition. A stop whose
-     * balancing thread has not run the leave in time removes the entry with {@link
-     * Membership#removeEntry()}, which leaves the view of the members, still the balancing
-     * thread's, alone; it goes after the held round's refresh on the shared connection.
+     * The leave of a stop whose balancing thread has not run it in time: the member entry is
+     * removed on a thread of its own ({@link Membership#removeEntry()} leaves the view of the
+     * members, still the balancing thread's, alone), waited for at most a time to live, so a Redis
+     * that holds the removal up holds the stop up no longer than that; the partitions are stopped
+     * then, and the removal is among what the stop waits for.
      */
-    private List<CompletableFuture<Void>> leave(Runnable removal) {
+    private List<CompletableFuture<Void>> leaveFromStoppingThread() {
+        CompletableFuture<Void> removed = new CompletableFuture<>();
+        Thread removing =
+                new Thread(
+                        () -> {
+                            try {
+                                membership.removeEntry();
+                                removed.complete(null);
+                            } catch (RuntimeException ex) {
+                                couldNotLeave(ex);
+                                removed.complete(null);
+                            }
+                        },
+                        "redlease-partitions-leave-" + name);
+        removing.setDaemon(true);
+        removing.start();
         try {
-            removal.run();
-        } catch (RuntimeException ex) {
-            logger.warn(
-                    "redlease: partitioned election '"
-                            + name
-                            + "' could not leave the member set; the others count it out once its"
-                            + " entry expires",
-                    ex);
+            removed.get(config.ttl().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException ex) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException ex) {
+            // Still waiting on Redis: the partitions stop meanwhile, and the stop waits for both.
         }
-        return balancer.stopAll();
+        List<CompletableFuture<Void>> stops = new ArrayList<>(balancer.stopAll());
+        stops.add(removed);
+        return stops;
+    }
+
+    private void couldNotLeave(RuntimeException ex) {
+        logger.warn(
+                "redlease: partitioned election '"
+                        + name
+                        + "' could not leave the member set; the others count it out once its"
+                        + " entry expires",
+                ex);
     }
 }

@@ -82,6 +82,9 @@ final class Membership {
 
     private volatile List<String> live = List.of();
 
+    /** Set by {@link #removeEntry()}: the view of the members is forgotten at the next refresh. */
+    private volatile boolean stale;
+
     Membership(
             RedisOperations<String, String> redis,
             String name,
@@ -124,6 +127,9 @@ final class Membership {
      * @throws org.springframework.dao.DataAccessException if Redis fails
      */
     List<String> refresh() {
+        if (stale) {
+            forget();
+        }
         List<String> members = call(ttlMillis);
         live = members;
         long now = clock.getAsLong();
@@ -193,6 +199,12 @@ final class Membership {
     /** Removes this instance's entry, so the others count it out at their next look. */
     void leave() {
         live = call("0");
+        forget();
+    }
+
+    /** Forgets the view of the members, as a leave does. On the balancing thread. */
+    private void forget() {
+        stale = false;
         countsFrom.clear();
         departed.clear();
         looked = false;
@@ -200,11 +212,14 @@ final class Membership {
     }
 
     /**
-     * Removes this instance's entry and nothing else: unlike {@link #leave()}, safe to call from
-     * another thread than the balancing one, for a stop whose balancing thread is held up.
+     * Removes this instance's entry for a stop whose balancing thread is held up: safe to call from
+     * another thread, as it touches only what other threads read ({@link #live()}, emptied); the
+     * rest of the view is forgotten at the next refresh, on the next run's balancing thread.
      */
     void removeEntry() {
         call("0");
+        live = List.of();
+        stale = true;
     }
 
     /**

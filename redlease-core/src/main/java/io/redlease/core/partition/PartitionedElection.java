@@ -383,9 +383,11 @@ public final class PartitionedElection implements AutoCloseable {
     /**
      * Leaves gracefully: removes this instance from the member set, then stops every partition's
      * elector (each term drains and releases its lease, and the others take each partition over as
-     * they hear its release). Waits at most the drain timeout plus the time to live; returns at
-     * once when not running. The election may be {@linkplain #start() started} again. Meant for an
-     * application thread, not a {@link PartitionListener} callback.
+     * they hear its release). Waits at most a time to live for the leave, then the drain timeout
+     * plus the time to live for the partitions (a leave that Redis holds up is made from the
+     * stopping thread, waited for one more time to live); returns at once when not running. The
+     * election may be {@linkplain #start() started} again. Meant for an application thread, not a
+     * {@link PartitionListener} callback.
      */
     public void stop() {
         running.stop();
