@@ -8,6 +8,7 @@ import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.core.env.PropertySource;
 import org.springframework.core.env.SystemEnvironmentPropertySource;
 import org.springframework.data.redis.connection.RedisConnectionFactory;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
@@ -74,6 +75,42 @@ class BlankChoiceCheckTests {
         contextRunner
                 .withBean(RedisConnectionFactory.class, LettuceConnectionFactory::new)
                 .withPropertyValues("redlease.shutdown-order=after-http-drain")
+                .run(context -> assertThat(context).hasNotFailed());
+    }
+
+    @Test
+    void aBlankReachedThroughAPlaceholderFailsTheStartup() {
+        contextRunner
+                .withPropertyValues("redlease.shutdown-order=${REDLEASE_TEST_UNSET_ORDER:}")
+                .run(
+                        context ->
+                                assertThat(context)
+                                        .getFailure()
+                                        .isInstanceOf(
+                                                InvalidConfigurationPropertyValueException.class)
+                                        .hasMessageContaining("redlease.shutdown-order"));
+    }
+
+    /** A value that takes precedence from a source that cannot list its names is the one bound. */
+    @Test
+    void aValueThatTakesPrecedenceFromASourceThatCannotListItsNamesPasses() {
+        contextRunner
+                .withBean(RedisConnectionFactory.class, LettuceConnectionFactory::new)
+                .withPropertyValues("redlease.shutdown-order=")
+                .withInitializer(
+                        (ConfigurableApplicationContext context) ->
+                                context.getEnvironment()
+                                        .getPropertySources()
+                                        .addFirst(
+                                                new PropertySource<Object>("not-listed") {
+                                                    @Override
+                                                    public Object getProperty(String name) {
+                                                        return "redlease.shutdown-order"
+                                                                        .equals(name)
+                                                                ? "after-http-drain"
+                                                                : null;
+                                                    }
+                                                }))
                 .run(context -> assertThat(context).hasNotFailed());
     }
 }
