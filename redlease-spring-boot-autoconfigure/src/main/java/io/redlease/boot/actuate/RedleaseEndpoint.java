@@ -462,7 +462,8 @@ public class RedleaseEndpoint {
      *
      * @param name the election name
      * @param instanceId this instance's id
-     * @param role {@code leader}, {@code follower} or {@code stopped}
+     * @param role {@code leader}, {@code follower}, {@code stopped}, or {@code starting} until the
+     *     election's first outcome
      * @param token this instance's token, when leading
      * @param holder the instance id that holds the lease in Redis, if any
      * @param leaseMillisLeft the lease's remaining time in milliseconds, if held with an expiry

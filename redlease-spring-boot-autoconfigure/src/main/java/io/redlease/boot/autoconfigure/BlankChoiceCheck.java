@@ -5,6 +5,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.BeanClassLoaderAware;
 import org.springframework.beans.factory.config.BeanFactoryPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.source.ConfigurationProperty;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
@@ -59,29 +60,28 @@ final class BlankChoiceCheck
                         .orElse(true)) {
             return;
         }
-        Map<ConfigurationPropertyName, ConfigurationProperty> blank =
+        Map<ConfigurationPropertyName, ConfigurationProperty> keys =
                 UnknownPropertyWarning.redleaseKeys(environment);
-        blank.values().removeIf(property -> !isBlank(property.getValue()));
-        if (blank.isEmpty()) {
+        if (keys.isEmpty()) {
             return;
         }
+        Binder binder = Binder.get(environment);
         KnownProperties known = KnownProperties.load(classLoader);
-        blank.forEach(
-                (name, property) -> {
-                    KnownProperties.Choices choices = known.choices(name);
-                    if (choices != null) {
-                        throw new InvalidConfigurationPropertyValueException(
-                                choices.property(),
-                                property.getValue(),
-                                "It is blank, and a blank value would be taken as the default; set"
-                                        + " one of "
-                                        + String.join(", ", choices.values())
-                                        + ", or remove the property for its default.");
-                    }
-                });
-    }
-
-    private static boolean isBlank(@Nullable Object value) {
-        return value == null || (value instanceof CharSequence text && text.toString().isBlank());
+        for (ConfigurationPropertyName name : keys.keySet()) {
+            KnownProperties.Choices choices = known.choices(name);
+            if (choices == null) {
+                continue;
+            }
+            // The value that binds: placeholders resolved, every source in its precedence.
+            String bound = binder.bind(name, Bindable.of(String.class)).orElse(null);
+            if (bound != null && bound.isBlank()) {
+                throw new InvalidConfigurationPropertyValueException(
+                        choices.property(),
+                        bound,
+                        "It is blank, and a blank value would be taken as the default; set one of "
+                                + String.join(", ", choices.values())
+                                + ", or remove the property for its default.");
+            }
+        }
     }
 }

@@ -133,7 +133,7 @@ public final class RedleaseAutoConfiguration {
                         .virtualThreads(true)
                         .concurrencyLimit(null)
                         .rejectTasksWhenLimitReached(false)
-                        .build(OwnCallbackExecutor.class);
+                        .configure(new OwnCallbackExecutor());
         own.setConcurrencyLimit(ConcurrencyThrottleSupport.UNBOUNDED_CONCURRENCY);
         return own;
     }
