@@ -462,7 +462,6 @@ final class Balancer {
         dealtToOthers = null;
         awaited = NONE;
         share = -1;
-        leaving = false;
         return stops;
     }
 
@@ -545,10 +544,16 @@ final class Balancer {
 
     /**
      * Says the election is leaving: a look or a take still under way campaigns for nothing more, as
-     * the leave that follows would only release it again. {@link #stopAll} ends it. Any thread.
+     * the leave that follows would only release it again; nor does one that outlives the stop (a
+     * client that does not heed the interrupt). {@link #joining} ends it. Any thread.
      */
     void leaving() {
         leaving = true;
+    }
+
+    /** Says the election runs again: its rounds may campaign. Before the run's first round. */
+    void joining() {
+        leaving = false;
     }
 
     /** Returns how many campaigns for a partition this instance has started. */

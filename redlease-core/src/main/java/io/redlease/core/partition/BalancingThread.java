@@ -21,8 +21,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * The running part of a {@link PartitionedElection}: its balancing thread, which runs one {@link
  * Balancer} round after another while started, and the graceful leave on stop (the member entry
- * removed, then every partition's elector stopped, bounded by the drain timeout plus the time to
- * live). Started again after a stop, it joins anew.
+ * removed, then every partition's elector stopped; bounded as {@link PartitionedElection#stop()}
+ * says). Started again after a stop, it joins anew.
  */
 final class BalancingThread {
 
@@ -134,6 +134,7 @@ final class BalancingThread {
             balancing = executor;
             // A spaced wake-up the last run's executor dropped at its shutdown never cleared this.
             woken.set(false);
+            balancer.joining();
             ReleaseWatch opened = watches.apply(this::heard);
             watch = opened;
             if (opened != null) {
@@ -343,21 +344,24 @@ final class BalancingThread {
                         () -> {
                             try {
                                 membership.removeEntry();
-                                removed.complete(null);
                             } catch (RuntimeException ex) {
                                 couldNotLeave(ex);
+                            } finally {
                                 removed.complete(null);
                             }
                         },
                         "redlease-partitions-leave-" + name);
         removing.setDaemon(true);
-        removing.start();
         try {
+            removing.start();
             removed.get(config.ttl().toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException ex) {
             Thread.currentThread().interrupt();
         } catch (ExecutionException | TimeoutException ex) {
             // Still waiting on Redis: the partitions stop meanwhile, and the stop waits for both.
+        } catch (RuntimeException | Error ex) {
+            removed.complete(null); // no thread for the removal: the entry lapses
+            couldNotLeave(new IllegalStateException("no thread for the leave", ex));
         }
         List<CompletableFuture<Void>> stops = new ArrayList<>(balancer.stopAll());
         stops.add(removed);

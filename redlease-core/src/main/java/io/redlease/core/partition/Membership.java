@@ -213,13 +213,14 @@ final class Membership {
 
     /**
      * Removes this instance's entry for a stop whose balancing thread is held up: safe to call from
-     * another thread, as it touches only what other threads read ({@link #live()}, emptied); the
-     * rest of the view is forgotten at the next refresh, on the next run's balancing thread.
+     * another thread, as it touches only what other threads read ({@link #live()}, emptied first,
+     * so even a removal that fails leaves no stale view); the rest of the view is forgotten at the
+     * next refresh, on the next run's balancing thread.
      */
     void removeEntry() {
-        call("0");
         live = List.of();
         stale = true;
+        call("0");
     }
 
     /**

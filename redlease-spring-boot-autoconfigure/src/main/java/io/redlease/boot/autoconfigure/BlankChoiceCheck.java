@@ -5,6 +5,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.BeanClassLoaderAware;
 import org.springframework.beans.factory.config.BeanFactoryPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.boot.context.properties.bind.BindException;
 import org.springframework.boot.context.properties.bind.Bindable;
 import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.source.ConfigurationProperty;
@@ -73,7 +74,12 @@ final class BlankChoiceCheck
                 continue;
             }
             // The value that binds: placeholders resolved, every source in its precedence.
-            String bound = binder.bind(name, Bindable.of(String.class)).orElse(null);
+            String bound;
+            try {
+                bound = binder.bind(name, Bindable.of(String.class)).orElse(null);
+            } catch (BindException ex) {
+                continue; // a placeholder that cannot be resolved: Boot's binding reports it
+            }
             if (bound != null && bound.isBlank()) {
                 throw new InvalidConfigurationPropertyValueException(
                         choices.property(),

@@ -63,8 +63,8 @@ final class ElectorFactory implements DisposableBean {
     }
 
     /**
-     * Closes the callback executor redlease made, once the electors are destroyed: callbacks still
-     * under way are waited for as {@code spring.task.execution.shutdown.*} says.
+     * Closes the callback executor redlease made, once the electors are destroyed, with the
+     * termination settings Boot's builder gave it ({@code spring.task.execution.shutdown.*}).
      */
     @Override
     public void destroy() throws Exception {
