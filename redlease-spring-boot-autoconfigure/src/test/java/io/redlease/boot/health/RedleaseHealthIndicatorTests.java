@@ -25,11 +25,7 @@ class RedleaseHealthIndicatorTests {
 
     @Test
     void upWhileReachingRedisDownWhileNot(@Dedicated RedisServer server) {
-        LettuceConnectionFactory factory =
-                new LettuceConnectionFactory(
-                        new RedisStandaloneConfiguration(server.host(), server.port()));
-        factory.afterPropertiesSet();
-        factory.start();
+        LettuceConnectionFactory factory = factory(server);
         Elector elector =
                 new Elector(
                         new StringRedisTemplate(factory),
@@ -71,11 +67,7 @@ class RedleaseHealthIndicatorTests {
      */
     @Test
     void anElectionIsStartingUntilItsFirstOutcome(@Dedicated RedisServer server) {
-        LettuceConnectionFactory factory =
-                new LettuceConnectionFactory(
-                        new RedisStandaloneConfiguration(server.host(), server.port()));
-        factory.afterPropertiesSet();
-        factory.start();
+        LettuceConnectionFactory factory = factory(server);
         Elector elector =
                 new Elector(
                         new StringRedisTemplate(factory),
@@ -104,11 +96,7 @@ class RedleaseHealthIndicatorTests {
     @Test
     void notificationsAreOffWithTheCauseUntilTheSubscriptionIsBack(@Dedicated RedisServer server) {
         server.stop();
-        LettuceConnectionFactory factory =
-                new LettuceConnectionFactory(
-                        new RedisStandaloneConfiguration(server.host(), server.port()));
-        factory.afterPropertiesSet();
-        factory.start();
+        LettuceConnectionFactory factory = factory(server);
         Elector elector =
                 new Elector(
                         new StringRedisTemplate(factory),
@@ -148,11 +136,7 @@ class RedleaseHealthIndicatorTests {
 
     @Test
     void notificationsSwitchedOffSayWhy(RedisServer server) {
-        LettuceConnectionFactory factory =
-                new LettuceConnectionFactory(
-                        new RedisStandaloneConfiguration(server.host(), server.port()));
-        factory.afterPropertiesSet();
-        factory.start();
+        LettuceConnectionFactory factory = factory(server);
         Elector elector =
                 new Elector(
                         new StringRedisTemplate(factory),
@@ -191,5 +175,15 @@ class RedleaseHealthIndicatorTests {
     @SuppressWarnings("unchecked")
     private static Map<String, Object> details(Health health) {
         return (Map<String, Object>) health.getDetails().get(Elections.DEFAULT);
+    }
+
+    /** A started connection factory of its own to the server. */
+    private static LettuceConnectionFactory factory(RedisServer server) {
+        LettuceConnectionFactory factory =
+                new LettuceConnectionFactory(
+                        new RedisStandaloneConfiguration(server.host(), server.port()));
+        factory.afterPropertiesSet();
+        factory.start();
+        return factory;
     }
 }
