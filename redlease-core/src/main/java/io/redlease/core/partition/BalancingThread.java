@@ -361,7 +361,7 @@ final class BalancingThread {
             // Still waiting on Redis: the partitions stop meanwhile, and the stop waits for both.
         } catch (RuntimeException | Error ex) {
             removed.complete(null); // no thread for the removal: the entry lapses
-            couldNotLeave(new IllegalStateException("no thread for the leave", ex));
+            couldNotLeave(new IllegalStateException("redlease: no thread for the leave", ex));
         }
         List<CompletableFuture<Void>> stops = new ArrayList<>(balancer.stopAll());
         stops.add(removed);
