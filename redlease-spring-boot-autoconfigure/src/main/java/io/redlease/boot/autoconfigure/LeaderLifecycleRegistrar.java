@@ -6,21 +6,14 @@ import io.redlease.boot.lifecycle.LeaderLifecycles;
 import io.redlease.core.Elections;
 import io.redlease.core.Elector;
 import io.redlease.core.UnknownElectionException;
-import java.time.Duration;
-import java.time.temporal.ChronoUnit;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
-import org.springframework.boot.convert.DurationStyle;
 import org.springframework.context.Lifecycle;
 import org.springframework.context.SmartLifecycle;
 
@@ -54,8 +47,8 @@ final class LeaderLifecycleRegistrar implements SmartLifecycle {
 
     private boolean registered;
 
-    /** Warm-ups of the listener containers registered, by container id; see {@link #warmUp}. */
-    private final Map<String, Runnable> warmUps = new LinkedHashMap<>();
+    /** Warm-ups of the listener containers registered. */
+    private final WarmStandby warmStandby = new WarmStandby();
 
     private volatile boolean running;
 
@@ -79,7 +72,7 @@ final class LeaderLifecycleRegistrar implements SmartLifecycle {
         if (!registered) {
             register();
             registered = true;
-            warmUp();
+            warmStandby.start(properties.getConnectTimeout());
         }
         running = true;
     }
@@ -336,71 +329,10 @@ final class LeaderLifecycleRegistrar implements SmartLifecycle {
                                 LeaderLifecycleRegistrar.class.getClassLoader(),
                                 beanFactory);
                 if (warmUp != null) {
-                    warmUps.put(id, warmUp);
+                    warmStandby.add(id, warmUp);
                 }
             }
         }
-    }
-
-    /**
-     * Opens the broker connections of the leader-only listener containers, each on a thread of its
-     * own ({@code redlease.warm-standby}), so a follower's container starts without a connection
-     * handshake when elected and a broker that is slow or down delays neither startup, nor the
-     * election, nor another container's warm-up. A failure is logged at WARN, and so is a warm-up
-     * still under way after {@code redlease.connect-timeout} (a broker that does not answer, or a
-     * client that retries for ever, such as ActiveMQ's {@code failover:} transport); the container
-     * connects when it starts.
-     */
-    private void warmUp() {
-        Duration patience = properties.getConnectTimeout();
-        warmUps.forEach(
-                (id, warmUp) -> {
-                    CompletableFuture<Void> done = new CompletableFuture<>();
-                    done.orTimeout(patience.toNanos(), TimeUnit.NANOSECONDS)
-                            .whenComplete(
-                                    (ignored, ex) -> {
-                                        if (ex instanceof TimeoutException) {
-                                            logger.warn(
-                                                    "redlease: the leader-only listener container '"
-                                                            + id
-                                                            + "' has not opened its broker"
-                                                            + " connection within "
-                                                            + DurationStyle.SIMPLE.print(
-                                                                    patience,
-                                                                    patience.toMillis() % 1000 == 0
-                                                                            ? ChronoUnit.SECONDS
-                                                                            : ChronoUnit.MILLIS)
-                                                            + " (redlease.connect-timeout) of"
-                                                            + " warm standby; it goes on trying in"
-                                                            + " the background, and the container"
-                                                            + " connects when this instance is"
-                                                            + " elected");
-                                        }
-                                    });
-                    Thread thread =
-                            new Thread(
-                                    () -> {
-                                        try {
-                                            warmUp.run();
-                                        } catch (RuntimeException ex) {
-                                            logger.warn(
-                                                    "redlease: could not open the broker connection"
-                                                            + " of the leader-only listener"
-                                                            + " container '"
-                                                            + id
-                                                            + "' ahead of election ("
-                                                            + ex
-                                                            + "); it connects when this instance"
-                                                            + " is elected");
-                                        } finally {
-                                            done.complete(null);
-                                        }
-                                    },
-                                    "redlease-warm-standby-" + id);
-                    thread.setDaemon(true);
-                    thread.start();
-                });
-        warmUps.clear();
     }
 
     @Override
